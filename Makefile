@@ -1,0 +1,62 @@
+# Dovetail developer entry points. The README's two commands are `make demo` and `make test`.
+SHELL := /bin/bash
+export PATH := /usr/local/go/bin:$(PATH)
+JOBS ?= $(shell nproc)
+
+.PHONY: all deps build release asan k8s test test-unit test-integration test-e2e test-asan demo bench format lint clean
+
+all: build
+
+deps:
+	@scripts/install-deps
+
+build: deps
+	@cmake --preset dev >/dev/null
+	@cmake --build --preset dev -j $(JOBS)
+
+release: deps
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release -j $(JOBS)
+
+asan: deps
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan -j $(JOBS)
+
+# Real Kubernetes binaries (kube-apiserver, etcd, kube-scheduler, kube-controller-manager, kwok,
+# kubectl) built from the Go module proxy at the pinned release; cached under ~/.cache/dovetail.
+k8s:
+	@tools/k8s/build
+
+# Every test: unit + integration (real API server) + e2e (full local cluster) on the dev build,
+# then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+test: build k8s
+	@ctest --preset dev -j $(JOBS)
+	@$(MAKE) --no-print-directory test-asan
+
+test-unit: build
+	@ctest --preset dev -j $(JOBS) -L unit
+
+test-integration: build k8s
+	@ctest --preset dev -j $(JOBS) -L integration
+
+test-e2e: build k8s
+	@ctest --preset dev -j $(JOBS) -L e2e
+
+test-asan: asan
+	@ctest --preset asan -j $(JOBS)
+
+# The main job. Until the controller lands (issue 5) it plans the example workloads offline.
+demo: release
+	@scripts/demo
+
+bench: release
+	@scripts/bench
+
+format:
+	@git ls-files '*.h' '*.cc' | xargs clang-format -i
+
+lint: build
+	@git ls-files 'dovetail/*.cc' | xargs clang-tidy -p build/dev --quiet
+
+clean:
+	rm -rf build

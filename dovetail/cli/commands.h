@@ -1,0 +1,16 @@
+// The `dovetail` command line: one Register*Command function per subcommand, each in its own
+// file. A subcommand's callback sets the process exit code through `ExitCode&`; it never throws
+// and never aborts on bad input (errors are printed to stderr with the file/object they concern).
+#pragma once
+
+#include "CLI/CLI.hpp"
+
+namespace dovetail::cli {
+
+struct ExitCode {
+  int value = 0;
+};
+
+void RegisterVersionCommand(CLI::App& app, ExitCode& exit_code);
+
+}  // namespace dovetail::cli
