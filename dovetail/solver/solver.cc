@@ -1,0 +1,1913 @@
+#include "dovetail/solver/solver.h"
+
+#include <algorithm>
+#include <bitset>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <string_view>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dovetail/apis/core/pod_requests.h"
+#include "dovetail/apis/v1/labels.h"
+#include "dovetail/scheduling/label_selector.h"
+#include "dovetail/scheduling/taints.h"
+#include "dovetail/solver/lower_bound.h"
+#include "dovetail/solver/type_set.h"
+
+namespace dovetail::solver {
+namespace {
+
+using apis::core::LabelSelector;
+using apis::core::Taint;
+using apis::core::TaintEffect;
+using apis::core::Toleration;
+using scheduling::AllowUndefined;
+using scheduling::Requirement;
+using scheduling::Requirements;
+namespace v1 = apis::v1;
+
+constexpr double kInfPrice = std::numeric_limits<double>::infinity();
+constexpr size_t kMaxPairs = 256;
+using PairMask = std::bitset<kMaxPairs>;
+using Amounts = absl::InlinedVector<int64_t, 6>;
+
+// ---------------------------------------------------------------------------------------------
+// Resources: names interned to dimensions; amounts in milli-units.
+
+class ResourceIndex {
+ public:
+  ResourceIndex() {
+    for (std::string_view n : {"cpu", "memory", "pods", "ephemeral-storage"}) Intern(n);
+  }
+  int Intern(std::string_view name) {
+    auto it = ids_.find(std::string(name));
+    if (it != ids_.end()) return it->second;
+    int id = static_cast<int>(names_.size());
+    names_.emplace_back(name);
+    ids_.emplace(names_.back(), id);
+    return id;
+  }
+  void InternAll(const ResourceList& list) {
+    for (const auto& [name, _] : list) Intern(name);
+  }
+  size_t size() const { return names_.size(); }
+  const std::string& name(size_t i) const { return names_[i]; }
+  Amounts ToAmounts(const ResourceList& list) const {
+    Amounts a(names_.size(), 0);
+    for (const auto& [name, q] : list) {
+      auto it = ids_.find(name);
+      if (it != ids_.end()) a[it->second] = q.MilliValue();
+    }
+    return a;
+  }
+  ResourceList ToList(const Amounts& a) const {
+    ResourceList out;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i] == 0) continue;
+      QuantityFormat f =
+          names_[i] == "memory" || names_[i] == "ephemeral-storage" ? QuantityFormat::kBinarySI
+                                                                     : QuantityFormat::kDecimalSI;
+      out[names_[i]] = Quantity::FromMilli(a[i], f);
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::string> names_;
+  absl::flat_hash_map<std::string, int> ids_;
+};
+
+bool Fits(const Amounts& used, const Amounts& add, const Amounts& cap) {
+  for (size_t i = 0; i < add.size(); ++i) {
+    if (used[i] + add[i] > cap[i]) return false;
+  }
+  return true;
+}
+void AddTo(Amounts& a, const Amounts& b) {
+  for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
+}
+void SubFloor(Amounts& a, const Amounts& b) {
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::max<int64_t>(0, a[i] - b[i]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Offerings: every distinct (zone, capacity type) is a "pair" with a bit in a PairMask.
+
+struct PairTable {
+  std::vector<std::string> zones;
+  std::vector<std::string> capacity_types;
+  std::vector<Requirements> requirements;  // zone In [z], capacity-type In [ct] (+ zone-id)
+  absl::flat_hash_map<std::pair<std::string, std::string>, int> index;
+
+  absl::StatusOr<int> Intern(const cloudprovider::Offering& o) {
+    auto key = std::make_pair(o.zone, o.capacity_type);
+    auto it = index.find(key);
+    if (it != index.end()) return it->second;
+    if (zones.size() >= kMaxPairs) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("more than ", kMaxPairs, " zone/capacity-type combinations in the catalog"));
+    }
+    int id = static_cast<int>(zones.size());
+    zones.push_back(o.zone);
+    capacity_types.push_back(o.capacity_type);
+    requirements.push_back(o.requirements);
+    index.emplace(key, id);
+    return id;
+  }
+  // The pairs whose offering requirements intersect `reqs`.
+  PairMask Allowed(const Requirements& reqs) const {
+    PairMask m;
+    for (size_t i = 0; i < requirements.size(); ++i) {
+      if (cloudprovider::RequirementsIntersect(requirements[i], reqs)) m.set(i);
+    }
+    return m;
+  }
+};
+
+struct TypeInfo {
+  InstanceTypePtr type;
+  Amounts allocatable;
+  Amounts capacity;
+  PairMask available;
+  std::vector<double> pair_price;  // per pair; +inf when there is no available offering
+};
+
+// ---------------------------------------------------------------------------------------------
+// Topology: spread constraints, pod affinity and anti-affinity over interned domains.
+
+struct DomainTable {
+  absl::flat_hash_map<std::string, int> ids;
+  std::vector<std::string> names;
+  int Intern(std::string_view v) {
+    auto it = ids.find(std::string(v));
+    if (it != ids.end()) return it->second;
+    int id = static_cast<int>(names.size());
+    names.emplace_back(v);
+    ids.emplace(names.back(), id);
+    return id;
+  }
+  int Find(std::string_view v) const {
+    auto it = ids.find(std::string(v));
+    return it == ids.end() ? -1 : it->second;
+  }
+};
+
+struct NamespaceSet {
+  bool all = false;
+  absl::flat_hash_set<std::string> names;
+  bool Contains(const std::string& ns) const { return all || names.contains(ns); }
+  std::string Key() const {
+    if (all) return "*";
+    std::vector<std::string> v(names.begin(), names.end());
+    std::sort(v.begin(), v.end());
+    return absl::StrJoin(v, ",");
+  }
+};
+
+enum class GroupKind { kSpread, kAffinity, kAntiAffinity };
+
+struct TopologyGroup {
+  GroupKind kind = GroupKind::kSpread;
+  std::string key;
+  LabelSelector selector;
+  NamespaceSet namespaces;
+  int32_t max_skew = 1;
+  int32_t min_domains = 0;
+  bool is_hostname = false;
+  // Spread only: nodes must satisfy this to count (nodeAffinityPolicy Honor).
+  std::optional<Requirements> node_filter;
+  // Spread only: nodes' taints must be tolerated to count (nodeTaintsPolicy Honor).
+  std::optional<std::vector<Toleration>> taint_filter;
+  std::vector<int64_t> counts;        // per domain id: pods matching the selector
+  std::vector<int64_t> owner_counts;  // anti-affinity: per domain, pods owning this term
+  absl::flat_hash_set<int> eligible;  // spread: domains that count for the global minimum
+  int64_t total = 0;
+
+  int64_t Count(int d) const { return d < static_cast<int>(counts.size()) ? counts[d] : 0; }
+  int64_t OwnerCount(int d) const {
+    return d < static_cast<int>(owner_counts.size()) ? owner_counts[d] : 0;
+  }
+  void Inc(std::vector<int64_t>& v, int d) {
+    if (d >= static_cast<int>(v.size())) v.resize(d + 1, 0);
+    ++v[d];
+  }
+  bool Selects(const std::string& ns, const StringMap& labels) const {
+    return namespaces.Contains(ns) && scheduling::Matches(selector, labels);
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Pod classes and their relaxation variants.
+
+struct HostPort {
+  std::string ip;
+  int32_t port = 0;
+  apis::core::Protocol protocol = apis::core::Protocol::kTCP;
+  bool Conflicts(const HostPort& o) const {
+    if (port != o.port || protocol != o.protocol) return false;
+    auto wildcard = [](const std::string& ip) { return ip.empty() || ip == "0.0.0.0" || ip == "::"; };
+    return wildcard(ip) || wildcard(o.ip) || ip == o.ip;
+  }
+};
+
+bool PortsConflict(const std::vector<HostPort>& a, const std::vector<HostPort>& b) {
+  for (const auto& x : a) {
+    for (const auto& y : b) {
+      if (x.Conflicts(y)) return true;
+    }
+  }
+  return false;
+}
+
+// Which preferences a variant still honours (upstream's relaxation order).
+struct RelaxState {
+  int required_term = 0;         // index of the required node selector term in use
+  int pref_affinity_dropped = 0;
+  int pref_anti_dropped = 0;
+  int pref_node_dropped = 0;
+  int spread_anyway_dropped = 0;
+  bool tolerate_prefer_no_schedule = false;
+  bool operator==(const RelaxState&) const = default;
+};
+
+struct PoolFit {
+  bool computed = false;
+  absl::Status status;
+  TypeSet types;  // pool types compatible with the variant's requirements that fit one pod
+};
+
+struct Variant {
+  int cls = 0;
+  RelaxState state;
+  absl::Status requirements_status;
+  Requirements reqs;
+  std::vector<Toleration> tolerations;
+  std::vector<int> owned;  // topology groups this pod must satisfy
+  std::vector<PoolFit> pool_fit;
+  std::vector<int8_t> node_fit;  // per existing node: -1 unknown, 0 no, 1 static checks pass
+  size_t claim_cursor = 0;       // claims before this index permanently reject this variant
+  std::vector<size_t> retry_claims;  // claims that rejected for reasons that may change
+};
+
+struct PodClass {
+  const Pod* rep = nullptr;
+  std::string ns;
+  StringMap labels;
+  Amounts requests;
+  std::vector<HostPort> ports;
+  std::vector<Requirements> volume_alternatives;
+  std::vector<int> selected_by;  // groups whose selector matches this class
+  std::vector<int> inverse;      // anti-affinity groups whose selector matches (inverse rule)
+  // Topology terms, by kind, as group ids (preferred ones sorted heaviest first).
+  std::vector<int> required_affinity, required_anti, spread_required;
+  std::vector<int> preferred_affinity, preferred_anti, spread_anyway;
+  std::vector<int> counting;  // counting_groups + owner groups for anti-affinity owner counts
+  std::vector<int> owner_anti_all;  // every anti-affinity term it owns (required + preferred)
+  // Preferred node affinity terms sorted heaviest first.
+  std::vector<const apis::core::NodeSelectorTerm*> preferred_node_terms;
+  std::vector<apis::core::NodeSelectorTerm> required_terms;
+  bool has_match_fields = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Placement targets.
+
+struct NodeState {
+  const ExistingNode* node = nullptr;
+  Requirements label_reqs;
+  Amounts allocatable;
+  Amounts used;
+  std::vector<HostPort> ports;
+  std::vector<Taint> effective_taints;
+  StringMap labels;
+  std::vector<const Pod*> placed;
+};
+
+struct Claim {
+  int pool = 0;
+  int hostname_domain = 0;
+  std::string hostname;
+  Requirements reqs;
+  PairMask pairs;
+  TypeSet types;
+  Amounts used;
+  std::vector<HostPort> ports;
+  std::vector<int> variants;  // variants already on the claim (requirements merged)
+  std::vector<const Pod*> pods;
+  bool min_values_relaxed = false;
+};
+
+struct PoolInfo {
+  const PoolTemplate* t = nullptr;
+  TypeSet types;
+  std::vector<Amounts> overhead;  // per global type index (only pool types are meaningful)
+  std::vector<Amounts> effective;  // allocatable minus overhead, per global type index
+  std::vector<HostPort> ds_ports;
+  std::optional<Amounts> remaining;  // limits
+  std::optional<int64_t> remaining_nodes;
+  bool has_prefer_no_schedule = false;
+};
+
+std::string PodKey(const Pod& p) {
+  return absl::StrCat(p.metadata.namespace_, "/", p.metadata.name);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+class SolverImpl {
+ public:
+  explicit SolverImpl(const Input& in) : in_(in) {}
+
+  absl::StatusOr<Plan> Run();
+
+ private:
+  absl::Status BuildResources();
+  absl::Status BuildTypes();
+  absl::Status BuildPools();
+  absl::Status BuildNodes();
+  absl::Status BuildClasses();
+  void BuildTopologyCounts();
+
+  int GroupFor(GroupKind kind, const std::string& ns, const apis::core::PodAffinityTerm& term,
+               const Pod& owner);
+  int SpreadGroupFor(const apis::core::TopologySpreadConstraint& c, const Pod& owner,
+                     const PodClass& cls);
+  int InternGroup(TopologyGroup g, const std::string& identity);
+  void RegisterDomains(const std::string& key);
+  NamespaceSet ResolveNamespaces(const std::string& own, const apis::core::PodAffinityTerm& t);
+  void ComputeEligibleDomains(TopologyGroup& g, const PodClass& cls);
+
+  int VariantFor(int cls, const RelaxState& state);
+  std::optional<RelaxState> NextRelaxation(const Variant& v) const;
+  const PoolFit& FitForPool(int variant, int pool);
+
+  std::string DomainOfNode(const TopologyGroup& g, const NodeState& n) const;
+  bool NodePassesFilter(const TopologyGroup& g, const NodeState& n) const;
+
+  // Topology: narrows `reqs` (for a claim) or checks a node; returns an error describing the
+  // violated constraint.
+  absl::Status CheckTopologyNode(const Variant& v, const PodClass& c, const NodeState& n) const;
+  absl::Status ApplyTopologyClaim(const Variant& v, const PodClass& c, Claim& claim,
+                                  Requirements& reqs, PairMask& pairs) const;
+  std::vector<int> ClaimDomains(const TopologyGroup& g, const Claim& claim,
+                                const Requirements& reqs, const PairMask& pairs) const;
+
+  absl::Status TryNode(int variant, size_t node);
+  absl::Status TryClaim(int variant, size_t claim, bool* permanent);
+  absl::Status TryNewClaim(int variant, int pool);
+  bool Place(const Pod* pod, int variant, std::vector<std::string>* reasons);
+  void RecordPlacement(const PodClass& c, const NodeState* node, const Claim* claim);
+
+  absl::Status MinValuesOk(const Requirements& reqs, const TypeSet& types, bool* relaxed) const;
+  double TypePrice(size_t type, const PairMask& pairs, int* pair) const;
+
+  Plan Finalize();
+  void ComputeLowerBound(Plan& plan);
+
+  const Input& in_;
+  ResourceIndex res_;
+  PairTable pairs_;
+  std::vector<TypeInfo> types_;
+  absl::flat_hash_map<const cloudprovider::InstanceType*, int> type_index_;
+  std::vector<PoolInfo> pools_;  // sorted by weight desc, name desc
+  std::vector<NodeState> nodes_;
+  absl::flat_hash_map<std::string, int> node_by_name_;
+  std::vector<PodClass> classes_;
+  std::vector<int> pod_class_;  // per input pod
+  std::vector<Variant> variants_;
+  std::vector<TopologyGroup> groups_;
+  absl::flat_hash_map<std::string, int> group_ids_;
+  absl::flat_hash_map<std::string, DomainTable> domains_;
+  std::vector<Claim> claims_;
+  absl::flat_hash_set<std::string> selector_keys_;  // label keys any selector reads
+  absl::flat_hash_set<std::string> registered_keys_;
+  std::vector<std::pair<const Pod*, int>> placed_variant_;  // for the lower bound
+};
+
+// ---- construction ---------------------------------------------------------------------------
+
+absl::Status SolverImpl::BuildResources() {
+  for (const Pod* p : in_.pods) {
+    if (p == nullptr) return absl::InvalidArgumentError("null pod in input");
+  }
+  for (const auto& pool : in_.pools) {
+    for (const auto& it : pool.instance_types) {
+      if (it == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat("null instance type in pool ", pool.name));
+      }
+      res_.InternAll(it->capacity());
+      res_.InternAll(it->Allocatable());
+    }
+    if (pool.remaining_limits) res_.InternAll(*pool.remaining_limits);
+  }
+  for (const auto& n : in_.nodes) res_.InternAll(n.allocatable);
+  for (const Pod* p : in_.pods) res_.InternAll(apis::core::PodRequests(*p));
+  for (const auto& ds : in_.daemon_sets) {
+    if (ds.pod != nullptr) res_.InternAll(apis::core::PodRequests(*ds.pod));
+  }
+  res_.Intern("nodes");  // limits only
+  return absl::OkStatus();
+}
+
+absl::Status SolverImpl::BuildTypes() {
+  for (const auto& pool : in_.pools) {
+    for (const auto& it : pool.instance_types) {
+      if (type_index_.contains(it.get())) continue;
+      TypeInfo ti;
+      ti.type = it;
+      ti.allocatable = res_.ToAmounts(it->Allocatable());
+      ti.capacity = res_.ToAmounts(it->capacity());
+      for (const auto& o : it->offerings()) {
+        auto id = pairs_.Intern(o);
+        if (!id.ok()) return id.status();
+        if (static_cast<size_t>(*id) >= ti.pair_price.size()) {
+          ti.pair_price.resize(*id + 1, kInfPrice);
+        }
+        if (o.available) {
+          ti.available.set(*id);
+          ti.pair_price[*id] = std::min(ti.pair_price[*id], o.price);
+        }
+      }
+      type_index_.emplace(it.get(), static_cast<int>(types_.size()));
+      types_.push_back(std::move(ti));
+    }
+  }
+  for (auto& ti : types_) ti.pair_price.resize(pairs_.zones.size(), kInfPrice);
+  return absl::OkStatus();
+}
+
+absl::Status SolverImpl::BuildPools() {
+  absl::flat_hash_set<std::string> names;
+  std::vector<const PoolTemplate*> order;
+  for (const auto& p : in_.pools) {
+    if (!names.insert(p.name).second) {
+      return absl::InvalidArgumentError(absl::StrCat("duplicate pool ", p.name));
+    }
+    order.push_back(&p);
+  }
+  std::sort(order.begin(), order.end(), [](const PoolTemplate* a, const PoolTemplate* b) {
+    if (a->weight != b->weight) return a->weight > b->weight;
+    return a->name > b->name;
+  });
+  const size_t nt = types_.size();
+  for (const PoolTemplate* t : order) {
+    PoolInfo pi;
+    pi.t = t;
+    pi.types = TypeSet(nt);
+    pi.overhead.assign(nt, Amounts(res_.size(), 0));
+    pi.effective.assign(nt, Amounts(res_.size(), 0));
+    for (const auto& it : t->instance_types) pi.types.Set(type_index_.at(it.get()));
+    for (const auto& taint : t->taints) {
+      if (taint.effect == TaintEffect::kPreferNoSchedule) pi.has_prefer_no_schedule = true;
+    }
+    // DaemonSet overhead per type: DaemonSets whose pod tolerates the pool's taints (treating
+    // PreferNoSchedule as tolerated) and whose strict requirements fit the pool and the type.
+    std::vector<std::pair<Amounts, Requirements>> daemons;
+    for (const auto& ds : in_.daemon_sets) {
+      if (ds.pod == nullptr) continue;
+      const auto& spec = ds.pod->spec;
+      if (!scheduling::Tolerates(spec.tolerations, t->taints,
+                                 scheduling::PreferNoSchedule::kIgnore)
+               .ok()) {
+        continue;
+      }
+      std::vector<apis::core::NodeSelectorTerm> terms;
+      if (spec.affinity && spec.affinity->node_affinity && spec.affinity->node_affinity->required) {
+        terms = spec.affinity->node_affinity->required->terms;
+      }
+      auto reqs = Requirements::ForPod(spec.node_selector, terms);
+      if (!reqs.ok()) continue;
+      if (!t->requirements.Compatible(*reqs, AllowUndefined::kWellKnownLabels).ok()) continue;
+      daemons.emplace_back(res_.ToAmounts(apis::core::PodRequests(*ds.pod)), std::move(*reqs));
+      for (const auto& c : spec.containers) {
+        for (const auto& port : c.ports) {
+          if (port.host_port > 0) {
+            pi.ds_ports.push_back(
+                {port.host_ip, port.host_port, port.protocol.value_or(apis::core::Protocol::kTCP)});
+          }
+        }
+      }
+    }
+    pi.types.ForEach([&](size_t i) {
+      const TypeInfo& ti = types_[i];
+      for (const auto& [req, reqs] : daemons) {
+        if (cloudprovider::RequirementsIntersect(ti.type->requirements(), reqs)) AddTo(pi.overhead[i], req);
+      }
+      pi.effective[i] = ti.allocatable;
+      SubFloor(pi.effective[i], pi.overhead[i]);
+      // A type whose allocatable cannot even hold the DaemonSets is useless for this pool.
+      for (size_t r = 0; r < ti.allocatable.size(); ++r) {
+        if (pi.overhead[i][r] > ti.allocatable[r]) {
+          pi.types.Reset(i);
+          break;
+        }
+      }
+    });
+    if (t->remaining_limits) {
+      pi.remaining = Amounts(res_.size(), std::numeric_limits<int64_t>::max());
+      for (const auto& [name, q] : *t->remaining_limits) {
+        if (name == "nodes") {
+          pi.remaining_nodes = q.Value();
+        } else {
+          (*pi.remaining)[res_.Intern(name)] = q.MilliValue();
+        }
+      }
+    }
+    pools_.push_back(std::move(pi));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SolverImpl::BuildNodes() {
+  for (const auto& n : in_.nodes) {
+    NodeState s;
+    s.node = &n;
+    s.labels = n.labels;
+    if (!s.labels.contains(v1::kLabelHostname)) s.labels[std::string(v1::kLabelHostname)] = n.name;
+    s.label_reqs = Requirements::FromLabels(s.labels);
+    s.allocatable = res_.ToAmounts(n.allocatable);
+    s.used = Amounts(res_.size(), 0);
+    for (const auto& t : n.taints) {
+      if (!n.initialized) {
+        if (scheduling::IsKnownEphemeralTaint(t)) continue;
+        if (std::find(n.startup_taint_keys.begin(), n.startup_taint_keys.end(), t.key) !=
+            n.startup_taint_keys.end()) {
+          continue;
+        }
+      }
+      s.effective_taints.push_back(t);
+    }
+    node_by_name_[n.name] = static_cast<int>(nodes_.size());
+    nodes_.push_back(std::move(s));
+  }
+  absl::flat_hash_map<int, absl::flat_hash_set<std::string>> daemons_on_node;
+  for (const Pod* p : in_.bound_pods) {
+    if (p == nullptr) continue;
+    auto it = node_by_name_.find(p->spec.node_name);
+    if (it == node_by_name_.end()) continue;
+    if (apis::core::IsTerminal(*p)) continue;
+    NodeState& s = nodes_[it->second];
+    AddTo(s.used, res_.ToAmounts(apis::core::PodRequests(*p)));
+    for (const auto& c : p->spec.containers) {
+      for (const auto& port : c.ports) {
+        if (port.host_port > 0) {
+          s.ports.push_back(
+              {port.host_ip, port.host_port, port.protocol.value_or(apis::core::Protocol::kTCP)});
+        }
+      }
+    }
+    for (const auto& ref : p->metadata.owner_references) {
+      if (ref.kind == "DaemonSet") {
+        daemons_on_node[it->second].insert(absl::StrCat(p->metadata.namespace_, "/", ref.name));
+      }
+    }
+  }
+  // DaemonSet pods that will land on a node but are not there yet still take room.
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    NodeState& s = nodes_[i];
+    for (const auto& ds : in_.daemon_sets) {
+      if (ds.pod == nullptr || daemons_on_node[i].contains(ds.name)) continue;
+      const auto& spec = ds.pod->spec;
+      if (!scheduling::Tolerates(spec.tolerations, s.effective_taints,
+                                 scheduling::PreferNoSchedule::kIgnore)
+               .ok()) {
+        continue;
+      }
+      std::vector<apis::core::NodeSelectorTerm> terms;
+      if (spec.affinity && spec.affinity->node_affinity && spec.affinity->node_affinity->required) {
+        terms = spec.affinity->node_affinity->required->terms;
+      }
+      auto reqs = Requirements::ForPod(spec.node_selector, terms);
+      if (!reqs.ok() || !s.label_reqs.Compatible(*reqs, AllowUndefined::kNone).ok()) continue;
+      AddTo(s.used, res_.ToAmounts(apis::core::PodRequests(*ds.pod)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+NamespaceSet SolverImpl::ResolveNamespaces(const std::string& own,
+                                           const apis::core::PodAffinityTerm& t) {
+  NamespaceSet s;
+  for (const auto& n : t.namespaces) s.names.insert(n);
+  if (t.namespace_selector) {
+    if (t.namespace_selector->match_labels.empty() &&
+        t.namespace_selector->match_expressions.empty()) {
+      s.all = true;
+    } else {
+      for (const auto& [name, labels] : in_.namespace_labels) {
+        if (scheduling::Matches(*t.namespace_selector, labels)) s.names.insert(name);
+      }
+    }
+  }
+  if (!s.all && s.names.empty() && !t.namespace_selector) s.names.insert(own);
+  return s;
+}
+
+std::string SelectorKey(const LabelSelector& s) {
+  std::string out;
+  for (const auto& [k, v] : s.match_labels) absl::StrAppend(&out, k, "=", v, ";");
+  for (const auto& e : s.match_expressions) {
+    absl::StrAppend(&out, e.key, "~", static_cast<int>(e.op), "[", absl::StrJoin(e.values, ","),
+                    "];");
+  }
+  return out;
+}
+
+int SolverImpl::InternGroup(TopologyGroup g, const std::string& identity) {
+  auto it = group_ids_.find(identity);
+  if (it != group_ids_.end()) return it->second;
+  for (const auto& [k, v] : g.selector.match_labels) selector_keys_.insert(k);
+  for (const auto& e : g.selector.match_expressions) selector_keys_.insert(e.key);
+  g.is_hostname = g.key == v1::kLabelHostname;
+  int id = static_cast<int>(groups_.size());
+  groups_.push_back(std::move(g));
+  group_ids_.emplace(identity, id);
+  RegisterDomains(groups_.back().key);
+  return id;
+}
+
+// Interns every value `key` can take on a node: offering zones and capacity types, instance type
+// and pool requirement values, and existing nodes' labels. Claims pick their domains from these.
+void SolverImpl::RegisterDomains(const std::string& key) {
+  if (!registered_keys_.insert(key).second) return;
+  DomainTable& table = domains_[key];
+  if (key == v1::kLabelHostname) return;
+  if (key == v1::kLabelTopologyZone) {
+    for (const auto& z : pairs_.zones) table.Intern(z);
+  } else if (key == v1::kCapacityTypeLabelKey) {
+    for (const auto& ct : pairs_.capacity_types) table.Intern(ct);
+  } else {
+    for (const auto& ti : types_) {
+      const Requirement* r = ti.type->requirements().Find(key);
+      if (r != nullptr && !r->complement()) {
+        for (const auto& v : r->values()) table.Intern(v);
+      }
+    }
+    for (const auto& pool : pools_) {
+      const Requirement* r = pool.t->requirements.Find(key);
+      if (r != nullptr && !r->complement()) {
+        for (const auto& v : r->values()) table.Intern(v);
+      }
+    }
+  }
+  for (const auto& n : nodes_) {
+    auto it = n.labels.find(key);
+    if (it != n.labels.end()) table.Intern(it->second);
+  }
+}
+
+int SolverImpl::GroupFor(GroupKind kind, const std::string& ns,
+                         const apis::core::PodAffinityTerm& term, const Pod& owner) {
+  TopologyGroup g;
+  g.kind = kind;
+  g.key = std::string(scheduling::NormalizeLabelKey(term.topology_key));
+  if (term.label_selector) g.selector = *term.label_selector;
+  for (const auto& k : term.match_label_keys) {
+    auto it = owner.metadata.labels.find(k);
+    if (it != owner.metadata.labels.end()) {
+      g.selector.match_expressions.push_back(
+          {k, apis::core::LabelSelectorOperator::kIn, {it->second}});
+    }
+  }
+  for (const auto& k : term.mismatch_label_keys) {
+    auto it = owner.metadata.labels.find(k);
+    if (it != owner.metadata.labels.end()) {
+      g.selector.match_expressions.push_back(
+          {k, apis::core::LabelSelectorOperator::kNotIn, {it->second}});
+    }
+  }
+  // An absent selector selects nothing: make it unmatchable.
+  if (!term.label_selector) {
+    g.selector.match_expressions.push_back(
+        {"dovetail.internal/none", apis::core::LabelSelectorOperator::kExists, {}});
+  }
+  g.namespaces = ResolveNamespaces(ns, term);
+  std::string identity = absl::StrCat(static_cast<int>(kind), "|", g.key, "|",
+                                      SelectorKey(g.selector), "|", g.namespaces.Key());
+  return InternGroup(std::move(g), identity);
+}
+
+int SolverImpl::SpreadGroupFor(const apis::core::TopologySpreadConstraint& c, const Pod& owner,
+                               const PodClass& cls) {
+  TopologyGroup g;
+  g.kind = GroupKind::kSpread;
+  g.key = std::string(scheduling::NormalizeLabelKey(c.topology_key));
+  if (c.label_selector) {
+    g.selector = *c.label_selector;
+  } else {
+    g.selector.match_expressions.push_back(
+        {"dovetail.internal/none", apis::core::LabelSelectorOperator::kExists, {}});
+  }
+  for (const auto& k : c.match_label_keys) {
+    auto it = owner.metadata.labels.find(k);
+    if (it != owner.metadata.labels.end()) {
+      g.selector.match_expressions.push_back(
+          {k, apis::core::LabelSelectorOperator::kIn, {it->second}});
+    }
+  }
+  g.namespaces.names.insert(owner.metadata.namespace_);
+  g.max_skew = std::max(1, c.max_skew);
+  g.min_domains = c.min_domains.value_or(0);
+  std::string filter_key;
+  if (c.node_affinity_policy.value_or(apis::core::NodeInclusionPolicy::kHonor) ==
+      apis::core::NodeInclusionPolicy::kHonor) {
+    auto reqs = Requirements::ForPod(owner.spec.node_selector, cls.required_terms);
+    if (reqs.ok() && !reqs->empty()) {
+      filter_key = reqs->String();
+      g.node_filter = std::move(*reqs);
+    }
+  }
+  if (c.node_taints_policy.value_or(apis::core::NodeInclusionPolicy::kIgnore) ==
+      apis::core::NodeInclusionPolicy::kHonor) {
+    g.taint_filter = owner.spec.tolerations;
+    for (const auto& t : owner.spec.tolerations) {
+      absl::StrAppend(&filter_key, "|tol:", scheduling::TolerationToString(t));
+    }
+  }
+  std::string identity =
+      absl::StrCat("s|", g.key, "|", SelectorKey(g.selector), "|", g.namespaces.Key(), "|",
+                   g.max_skew, "|", g.min_domains, "|", filter_key);
+  auto it = group_ids_.find(identity);
+  if (it != group_ids_.end()) return it->second;
+  int id = InternGroup(std::move(g), identity);
+  ComputeEligibleDomains(groups_[id], cls);
+  return id;
+}
+
+// The domains a spread constraint's global minimum is taken over: every value the key can take
+// on a node some pool could launch (pool requirements ∩ instance types ∩ offerings), plus the
+// values of existing nodes, restricted by the node filter.
+void SolverImpl::ComputeEligibleDomains(TopologyGroup& g, const PodClass& cls) {
+  if (g.is_hostname) return;
+  DomainTable& table = domains_[g.key];
+  auto admit = [&](const std::string& value) {
+    if (g.node_filter) {
+      const Requirement* r = g.node_filter->Find(g.key);
+      if (r != nullptr && !r->Has(value)) return;
+    }
+    g.eligible.insert(table.Intern(value));
+  };
+  for (const auto& pool : pools_) {
+    if (g.taint_filter &&
+        !scheduling::Tolerates(*g.taint_filter, pool.t->taints).ok()) {
+      continue;
+    }
+    if (g.node_filter &&
+        !pool.t->requirements.Compatible(*g.node_filter, AllowUndefined::kWellKnownLabels).ok()) {
+      continue;
+    }
+    const Requirement* pool_req = pool.t->requirements.Find(g.key);
+    absl::flat_hash_set<std::string> values;
+    const bool zone = g.key == v1::kLabelTopologyZone;
+    const bool ct = g.key == v1::kCapacityTypeLabelKey;
+    pool.types.ForEach([&](size_t i) {
+      const TypeInfo& ti = types_[i];
+      if (zone || ct) {
+        for (size_t p = 0; p < pairs_.zones.size(); ++p) {
+          if (ti.available.test(p)) values.insert(zone ? pairs_.zones[p] : pairs_.capacity_types[p]);
+        }
+        return;
+      }
+      const Requirement* r = ti.type->requirements().Find(g.key);
+      if (r != nullptr && !r->complement()) {
+        for (const auto& v : r->values()) values.insert(v);
+      }
+    });
+    if (pool_req != nullptr && !pool_req->complement()) {
+      for (const auto& v : pool_req->values()) values.insert(v);
+    }
+    for (const auto& v : values) {
+      if (pool_req == nullptr || pool_req->Has(v)) admit(v);
+    }
+  }
+  for (const auto& n : nodes_) {
+    if (!NodePassesFilter(g, n)) continue;
+    auto it = n.labels.find(g.key);
+    if (it != n.labels.end()) admit(it->second);
+  }
+  (void)cls;
+}
+
+bool SolverImpl::NodePassesFilter(const TopologyGroup& g, const NodeState& n) const {
+  if (g.node_filter && !n.label_reqs.Compatible(*g.node_filter, AllowUndefined::kNone).ok()) {
+    return false;
+  }
+  if (g.taint_filter && !scheduling::Tolerates(*g.taint_filter, n.effective_taints).ok()) {
+    return false;
+  }
+  return true;
+}
+
+std::string SolverImpl::DomainOfNode(const TopologyGroup& g, const NodeState& n) const {
+  auto it = n.labels.find(g.key);
+  return it == n.labels.end() ? std::string() : it->second;
+}
+
+absl::Status SolverImpl::BuildClasses() {
+  // Pass 1: which label keys do selectors read (only those split pods into classes).
+  auto note_term = [&](const apis::core::PodAffinityTerm& t) {
+    if (t.label_selector) {
+      for (const auto& [k, v] : t.label_selector->match_labels) selector_keys_.insert(k);
+      for (const auto& e : t.label_selector->match_expressions) selector_keys_.insert(e.key);
+    }
+    for (const auto& k : t.match_label_keys) selector_keys_.insert(k);
+    for (const auto& k : t.mismatch_label_keys) selector_keys_.insert(k);
+  };
+  auto note_pod = [&](const Pod& p) {
+    const auto& s = p.spec;
+    for (const auto& c : s.topology_spread_constraints) {
+      if (c.label_selector) {
+        for (const auto& [k, v] : c.label_selector->match_labels) selector_keys_.insert(k);
+        for (const auto& e : c.label_selector->match_expressions) selector_keys_.insert(e.key);
+      }
+      for (const auto& k : c.match_label_keys) selector_keys_.insert(k);
+    }
+    if (s.affinity) {
+      for (const auto* pa : {&s.affinity->pod_affinity, &s.affinity->pod_anti_affinity}) {
+        if (!*pa) continue;
+        for (const auto& t : (*pa)->required) note_term(t);
+        for (const auto& w : (*pa)->preferred) note_term(w.term);
+      }
+    }
+  };
+  for (const Pod* p : in_.pods) note_pod(*p);
+  for (const Pod* p : in_.bound_pods) {
+    if (p != nullptr) note_pod(*p);
+  }
+
+  // Pass 2: classes.
+  absl::flat_hash_map<std::string, int> class_ids;
+  pod_class_.reserve(in_.pods.size());
+  for (const Pod* p : in_.pods) {
+    const auto& s = p->spec;
+    ResourceList requests = apis::core::PodRequests(*p);
+    std::string key;
+    key.reserve(256);
+    absl::StrAppend(&key, p->metadata.namespace_, "\x1f");
+    for (const auto& [k, v] : p->metadata.labels) {
+      if (selector_keys_.contains(k)) absl::StrAppend(&key, k, "=", v, "\x1e");
+    }
+    absl::StrAppend(&key, "\x1f");
+    for (const auto& [k, v] : requests) absl::StrAppend(&key, k, "=", v.MilliValue(), "\x1e");
+    absl::StrAppend(&key, "\x1f");
+    for (const auto& [k, v] : s.node_selector) absl::StrAppend(&key, k, "=", v, "\x1e");
+    // The remaining scheduling fields are encoded through the codec-independent pointers of the
+    // owning template: pods of one workload share them, so a structural encoding is used.
+    if (s.affinity || !s.tolerations.empty() || !s.topology_spread_constraints.empty()) {
+      nlohmann::json j;
+      if (s.affinity) {
+        apis::core::Affinity copy = *s.affinity;
+        j["a"] = apis::core::EncodeJson(copy);
+      }
+      std::vector<Toleration> tol = s.tolerations;
+      j["t"] = nlohmann::json::array();
+      for (const auto& t : tol) j["t"].push_back(scheduling::TolerationToString(t));
+      std::vector<apis::core::TopologySpreadConstraint> tsc = s.topology_spread_constraints;
+      for (auto& c : tsc) j["s"].push_back(apis::core::EncodeJson(c));
+      absl::StrAppend(&key, j.dump());
+    }
+    absl::StrAppend(&key, "\x1f");
+    for (const auto& c : s.containers) {
+      for (const auto& port : c.ports) {
+        if (port.host_port > 0) {
+          absl::StrAppend(&key, port.host_ip, ":", port.host_port, "/",
+                          static_cast<int>(port.protocol.value_or(apis::core::Protocol::kTCP)),
+                          ";");
+        }
+      }
+    }
+    auto vol = in_.volume_requirements.find(p);
+    if (vol != in_.volume_requirements.end()) {
+      for (const auto& alt : vol->second) absl::StrAppend(&key, "|v:", alt.String());
+    }
+    auto [it, inserted] = class_ids.emplace(std::move(key), static_cast<int>(classes_.size()));
+    if (inserted) {
+      PodClass c;
+      c.rep = p;
+      c.ns = p->metadata.namespace_;
+      c.labels = p->metadata.labels;
+      c.requests = res_.ToAmounts(requests);
+      for (const auto& ct : s.containers) {
+        for (const auto& port : ct.ports) {
+          if (port.host_port > 0) {
+            c.ports.push_back({port.host_ip, port.host_port,
+                               port.protocol.value_or(apis::core::Protocol::kTCP)});
+          }
+        }
+      }
+      if (vol != in_.volume_requirements.end()) c.volume_alternatives = vol->second;
+      if (s.affinity && s.affinity->node_affinity) {
+        const auto& na = *s.affinity->node_affinity;
+        if (na.required) {
+          c.required_terms = na.required->terms;
+          for (const auto& t : na.required->terms) {
+            if (!t.match_fields.empty()) c.has_match_fields = true;
+          }
+        }
+        std::vector<const apis::core::PreferredSchedulingTerm*> pref;
+        for (const auto& t : na.preferred) pref.push_back(&t);
+        std::stable_sort(pref.begin(), pref.end(),
+                         [](auto* a, auto* b) { return a->weight > b->weight; });
+        for (auto* t : pref) c.preferred_node_terms.push_back(&t->preference);
+      }
+      classes_.push_back(std::move(c));
+    }
+    pod_class_.push_back(it->second);
+  }
+
+  // Topology groups of every class (required and preferred terms).
+  for (auto& c : classes_) {
+    const Pod& p = *c.rep;
+    const auto& s = p.spec;
+    if (s.affinity && s.affinity->pod_affinity) {
+      for (const auto& t : s.affinity->pod_affinity->required) {
+        c.required_affinity.push_back(GroupFor(GroupKind::kAffinity, c.ns, t, p));
+      }
+      std::vector<const apis::core::WeightedPodAffinityTerm*> pref;
+      for (const auto& w : s.affinity->pod_affinity->preferred) pref.push_back(&w);
+      std::stable_sort(pref.begin(), pref.end(),
+                       [](auto* a, auto* b) { return a->weight > b->weight; });
+      for (auto* w : pref) c.preferred_affinity.push_back(GroupFor(GroupKind::kAffinity, c.ns, w->term, p));
+    }
+    if (s.affinity && s.affinity->pod_anti_affinity) {
+      for (const auto& t : s.affinity->pod_anti_affinity->required) {
+        c.required_anti.push_back(GroupFor(GroupKind::kAntiAffinity, c.ns, t, p));
+      }
+      std::vector<const apis::core::WeightedPodAffinityTerm*> pref;
+      for (const auto& w : s.affinity->pod_anti_affinity->preferred) pref.push_back(&w);
+      std::stable_sort(pref.begin(), pref.end(),
+                       [](auto* a, auto* b) { return a->weight > b->weight; });
+      for (auto* w : pref) {
+        c.preferred_anti.push_back(GroupFor(GroupKind::kAntiAffinity, c.ns, w->term, p));
+      }
+    }
+    for (const auto& tsc : s.topology_spread_constraints) {
+      int g = SpreadGroupFor(tsc, p, c);
+      if (tsc.when_unsatisfiable == apis::core::UnsatisfiableConstraintAction::kDoNotSchedule) {
+        c.spread_required.push_back(g);
+      } else {
+        c.spread_anyway.push_back(g);
+      }
+    }
+    c.owner_anti_all = c.required_anti;
+  }
+  // Existing pods' required anti-affinity terms constrain new pods too (inverse anti-affinity).
+  for (const Pod* p : in_.bound_pods) {
+    if (p == nullptr || !p->spec.affinity || !p->spec.affinity->pod_anti_affinity) continue;
+    for (const auto& t : p->spec.affinity->pod_anti_affinity->required) {
+      GroupFor(GroupKind::kAntiAffinity, p->metadata.namespace_, t, *p);
+    }
+  }
+  for (auto& c : classes_) {
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      if (!groups_[g].Selects(c.ns, c.labels)) continue;
+      c.selected_by.push_back(static_cast<int>(g));
+      if (groups_[g].kind == GroupKind::kAntiAffinity) c.inverse.push_back(static_cast<int>(g));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void SolverImpl::BuildTopologyCounts() {
+  for (const Pod* p : in_.bound_pods) {
+    if (p == nullptr || apis::core::IsTerminal(*p) || apis::core::IsTerminating(*p)) continue;
+    auto it = node_by_name_.find(p->spec.node_name);
+    if (it == node_by_name_.end()) continue;
+    const NodeState& n = nodes_[it->second];
+    for (auto& g : groups_) {
+      std::string d = DomainOfNode(g, n);
+      if (d.empty()) continue;
+      if (g.Selects(p->metadata.namespace_, p->metadata.labels) &&
+          (g.kind != GroupKind::kSpread || NodePassesFilter(g, n))) {
+        g.Inc(g.counts, domains_[g.key].Intern(d));
+        ++g.total;
+      }
+    }
+    // Owner counts for anti-affinity groups this pod owns.
+    if (p->spec.affinity && p->spec.affinity->pod_anti_affinity) {
+      for (const auto& t : p->spec.affinity->pod_anti_affinity->required) {
+        int gid = GroupFor(GroupKind::kAntiAffinity, p->metadata.namespace_, t, *p);
+        TopologyGroup& g = groups_[gid];
+        std::string d = DomainOfNode(g, n);
+        if (!d.empty()) g.Inc(g.owner_counts, domains_[g.key].Intern(d));
+      }
+    }
+  }
+}
+
+// ---- variants -------------------------------------------------------------------------------
+
+int SolverImpl::VariantFor(int cls, const RelaxState& state) {
+  for (size_t i = 0; i < variants_.size(); ++i) {
+    if (variants_[i].cls == cls && variants_[i].state == state) return static_cast<int>(i);
+  }
+  const PodClass& c = classes_[cls];
+  Variant v;
+  v.cls = cls;
+  v.state = state;
+  const Pod& p = *c.rep;
+  std::vector<apis::core::NodeSelectorTerm> terms;
+  if (state.required_term < static_cast<int>(c.required_terms.size())) {
+    terms.push_back(c.required_terms[state.required_term]);
+  }
+  const apis::core::NodeSelectorTerm* preferred = nullptr;
+  if (in_.options.respect_preferences &&
+      state.pref_node_dropped < static_cast<int>(c.preferred_node_terms.size())) {
+    preferred = c.preferred_node_terms[state.pref_node_dropped];
+  }
+  auto reqs = Requirements::ForPod(p.spec.node_selector, terms, preferred);
+  if (reqs.ok()) {
+    v.reqs = std::move(*reqs);
+    for (const auto& r : v.reqs) {
+      if (absl::Status s = scheduling::ValidateRequirement(r.ToNodeSelectorRequirements().front(),
+                                                           scheduling::RequirementSource::kPod);
+          !s.ok() && r.key() != v1::kLabelHostname) {
+        v.requirements_status = s;
+        break;
+      }
+    }
+  } else {
+    v.requirements_status = reqs.status();
+  }
+  if (c.has_match_fields) {
+    v.requirements_status =
+        absl::InvalidArgumentError("node affinity with matchFields is not supported");
+  }
+  v.tolerations = p.spec.tolerations;
+  if (state.tolerate_prefer_no_schedule) {
+    v.tolerations.push_back(
+        {"", apis::core::TolerationOperator::kExists, "", TaintEffect::kPreferNoSchedule});
+  }
+  v.owned = c.required_affinity;
+  v.owned.insert(v.owned.end(), c.required_anti.begin(), c.required_anti.end());
+  v.owned.insert(v.owned.end(), c.spread_required.begin(), c.spread_required.end());
+  if (in_.options.respect_preferences) {
+    for (size_t i = state.pref_affinity_dropped; i < c.preferred_affinity.size(); ++i) {
+      v.owned.push_back(c.preferred_affinity[i]);
+    }
+    for (size_t i = state.pref_anti_dropped; i < c.preferred_anti.size(); ++i) {
+      v.owned.push_back(c.preferred_anti[i]);
+    }
+    for (size_t i = state.spread_anyway_dropped; i < c.spread_anyway.size(); ++i) {
+      v.owned.push_back(c.spread_anyway[i]);
+    }
+  }
+  v.pool_fit.resize(pools_.size());
+  v.node_fit.assign(nodes_.size(), -1);
+  variants_.push_back(std::move(v));
+  return static_cast<int>(variants_.size() - 1);
+}
+
+std::optional<RelaxState> SolverImpl::NextRelaxation(const Variant& v) const {
+  const PodClass& c = classes_[v.cls];
+  RelaxState s = v.state;
+  if (static_cast<int>(c.required_terms.size()) - s.required_term > 1) {
+    ++s.required_term;
+    return s;
+  }
+  if (!in_.options.respect_preferences) {
+    if (!s.tolerate_prefer_no_schedule) {
+      for (const auto& p : pools_) {
+        if (p.has_prefer_no_schedule) {
+          s.tolerate_prefer_no_schedule = true;
+          return s;
+        }
+      }
+    }
+    return std::nullopt;
+  }
+  if (s.pref_affinity_dropped < static_cast<int>(c.preferred_affinity.size())) {
+    ++s.pref_affinity_dropped;
+    return s;
+  }
+  if (s.pref_anti_dropped < static_cast<int>(c.preferred_anti.size())) {
+    ++s.pref_anti_dropped;
+    return s;
+  }
+  if (s.pref_node_dropped < static_cast<int>(c.preferred_node_terms.size())) {
+    ++s.pref_node_dropped;
+    return s;
+  }
+  if (s.spread_anyway_dropped < static_cast<int>(c.spread_anyway.size())) {
+    ++s.spread_anyway_dropped;
+    return s;
+  }
+  if (!s.tolerate_prefer_no_schedule) {
+    for (const auto& p : pools_) {
+      if (p.has_prefer_no_schedule) {
+        s.tolerate_prefer_no_schedule = true;
+        return s;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+const PoolFit& SolverImpl::FitForPool(int vi, int pi) {
+  PoolFit& fit = variants_[vi].pool_fit[pi];
+  if (fit.computed) return fit;
+  fit.computed = true;
+  const Variant& v = variants_[vi];
+  const PodClass& c = classes_[v.cls];
+  const PoolInfo& pool = pools_[pi];
+  fit.types = TypeSet(types_.size());
+  if (!v.requirements_status.ok()) {
+    fit.status = v.requirements_status;
+    return fit;
+  }
+  if (absl::Status s = scheduling::Tolerates(v.tolerations, pool.t->taints); !s.ok()) {
+    fit.status = s;
+    return fit;
+  }
+  Requirements reqs = pool.t->requirements;
+  if (absl::Status s = reqs.Compatible(v.reqs, AllowUndefined::kWellKnownLabels); !s.ok()) {
+    fit.status = s;
+    return fit;
+  }
+  reqs.Intersect(v.reqs);
+  // Volume topology: at least one alternative must be compatible.
+  if (!c.volume_alternatives.empty()) {
+    bool any = false;
+    for (const auto& alt : c.volume_alternatives) {
+      if (reqs.Compatible(alt, AllowUndefined::kWellKnownLabels).ok()) any = true;
+    }
+    if (!any) {
+      fit.status = absl::FailedPreconditionError(
+          absl::StrCat("volume topology ", c.volume_alternatives.front().String(),
+                       " is incompatible with the pool's requirements"));
+      return fit;
+    }
+  }
+  const PairMask allowed = pairs_.Allowed(reqs);
+  bool any_label_match = false, any_offering = false;
+  pool.types.ForEach([&](size_t i) {
+    const TypeInfo& ti = types_[i];
+    if (!cloudprovider::RequirementsIntersect(ti.type->requirements(), reqs)) return;
+    any_label_match = true;
+    if ((ti.available & allowed).none()) return;
+    any_offering = true;
+    if (!Fits(Amounts(res_.size(), 0), c.requests, pool.effective[i])) return;
+    fit.types.Set(i);
+  });
+  if (!fit.types.Any()) {
+    if (!any_label_match) {
+      // Name the minimal conflicting requirement against the pool's types.
+      std::string detail;
+      pool.types.ForEach([&](size_t i) {
+        if (!detail.empty()) return;
+        absl::Status s = types_[i].type->requirements().Intersects(reqs);
+        if (!s.ok()) detail = std::string(s.message());
+      });
+      fit.status = absl::FailedPreconditionError(
+          absl::StrCat("no instance type has the required labels", detail.empty() ? "" : " (",
+                       detail, detail.empty() ? "" : ")"));
+    } else if (!any_offering) {
+      fit.status = absl::FailedPreconditionError(
+          "no instance type has an available offering in the required zones/capacity types");
+    } else {
+      fit.status = absl::FailedPreconditionError(absl::StrCat(
+          "no instance type has enough resources for requests ",
+          absl::StrJoin(res_.ToList(c.requests), ", ",
+                        [](std::string* out, const auto& kv) {
+                          absl::StrAppend(out, kv.first, "=", kv.second.ToString());
+                        }),
+          " plus daemonset overhead"));
+    }
+  }
+  return fit;
+}
+
+// ---- topology checks --------------------------------------------------------------------------
+
+absl::Status SolverImpl::CheckTopologyNode(const Variant& v, const PodClass& c,
+                                           const NodeState& n) const {
+  for (int gid : v.owned) {
+    const TopologyGroup& g = groups_[gid];
+    std::string value = DomainOfNode(g, n);
+    if (value.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat("node lacks topology key ", g.key));
+    }
+    const DomainTable& table = domains_.at(g.key);
+    int d = table.Find(value);
+    int64_t count = d < 0 ? 0 : g.Count(d);
+    switch (g.kind) {
+      case GroupKind::kAntiAffinity:
+        if (count > 0) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("would violate pod anti-affinity on ", g.key, "=", value));
+        }
+        break;
+      case GroupKind::kAffinity:
+        if (count == 0) {
+          bool bootstrap = g.total == 0 && g.Selects(c.ns, c.labels);
+          if (!bootstrap) {
+            return absl::FailedPreconditionError(
+                absl::StrCat("no pod matching the pod affinity in ", g.key, "=", value));
+          }
+        }
+        break;
+      case GroupKind::kSpread: {
+        if (!NodePassesFilter(g, n)) break;
+        int64_t self = g.Selects(c.ns, c.labels) ? 1 : 0;
+        int64_t min = 0;
+        if (!g.is_hostname) {
+          min = std::numeric_limits<int64_t>::max();
+          for (int e : g.eligible) min = std::min(min, g.Count(e));
+          if (g.eligible.empty() ||
+              static_cast<int32_t>(g.eligible.size()) < g.min_domains) {
+            min = 0;
+          }
+        }
+        if (count + self - min > g.max_skew) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("would violate topology spread (maxSkew ", g.max_skew, ") on ", g.key,
+                           "=", value));
+        }
+        break;
+      }
+    }
+  }
+  for (int gid : c.inverse) {
+    const TopologyGroup& g = groups_[gid];
+    std::string value = DomainOfNode(g, n);
+    if (value.empty()) continue;
+    int d = domains_.at(g.key).Find(value);
+    if (d >= 0 && g.OwnerCount(d) > 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("would violate the pod anti-affinity of pods on ", g.key, "=", value));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The domains of `g.key` a claim with requirements `reqs` and offering pairs `pairs` may still
+// take: its own hostname for the hostname key; otherwise the registered domains the requirement
+// admits (for zone and capacity type, only those some remaining type offers).
+std::vector<int> SolverImpl::ClaimDomains(const TopologyGroup& g, const Claim& claim,
+                                          const Requirements& reqs, const PairMask& pairs) const {
+  if (g.is_hostname) return {claim.hostname_domain};
+  std::vector<int> out;
+  const DomainTable& table = domains_.at(g.key);
+  const Requirement* r = reqs.Find(g.key);
+  const bool zone = g.key == v1::kLabelTopologyZone;
+  const bool ct = g.key == v1::kCapacityTypeLabelKey;
+  PairMask offered;
+  if (zone || ct) {
+    claim.types.ForEach([&](size_t i) { offered |= types_[i].available; });
+    offered &= pairs;
+  }
+  for (size_t d = 0; d < table.names.size(); ++d) {
+    const std::string& name = table.names[d];
+    if (r != nullptr && !r->Has(name)) continue;
+    if (r == nullptr && !(zone || ct)) {
+      // An undefined custom key: the claim could take any value the pool allows; only values the
+      // spread group knows are candidates.
+    }
+    if (zone || ct) {
+      bool ok = false;
+      for (size_t p = 0; p < pairs_.zones.size() && !ok; ++p) {
+        if (offered.test(p) && (zone ? pairs_.zones[p] : pairs_.capacity_types[p]) == name) ok = true;
+      }
+      if (!ok) continue;
+    }
+    if (g.kind == GroupKind::kSpread && !g.eligible.contains(static_cast<int>(d)) &&
+        g.Count(static_cast<int>(d)) == 0) {
+      continue;
+    }
+    out.push_back(static_cast<int>(d));
+  }
+  return out;
+}
+
+absl::Status SolverImpl::ApplyTopologyClaim(const Variant& v, const PodClass& c, Claim& claim,
+                                            Requirements& reqs, PairMask& pairs) const {
+  auto narrow = [&](const TopologyGroup& g, const std::vector<int>& allowed) {
+    if (g.is_hostname) return;
+    const DomainTable& table = domains_.at(g.key);
+    std::vector<std::string> values;
+    for (int d : allowed) values.push_back(table.names[d]);
+    reqs.Add(Requirement::In(g.key, values));
+    if (g.key == v1::kLabelTopologyZone || g.key == v1::kCapacityTypeLabelKey) {
+      pairs &= pairs_.Allowed(reqs);
+    }
+  };
+  for (int gid : v.owned) {
+    const TopologyGroup& g = groups_[gid];
+    std::vector<int> domains = ClaimDomains(g, claim, reqs, pairs);
+    std::vector<int> allowed;
+    switch (g.kind) {
+      case GroupKind::kAntiAffinity:
+        for (int d : domains) {
+          if (g.Count(d) == 0) allowed.push_back(d);
+        }
+        if (allowed.empty()) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("would violate pod anti-affinity on ", g.key));
+        }
+        if (allowed.size() != domains.size()) narrow(g, allowed);
+        break;
+      case GroupKind::kAffinity: {
+        int best = -1;
+        for (int d : domains) {
+          if (g.Count(d) > 0 && (best < 0 || g.Count(d) > g.Count(best))) best = d;
+        }
+        if (best < 0) {
+          bool bootstrap = g.total == 0 && g.Selects(c.ns, c.labels);
+          if (!bootstrap || domains.empty()) {
+            return absl::FailedPreconditionError(
+                absl::StrCat("no domain of ", g.key, " has a pod matching the pod affinity"));
+          }
+          best = domains.front();
+        }
+        narrow(g, {best});
+        break;
+      }
+      case GroupKind::kSpread: {
+        int64_t self = g.Selects(c.ns, c.labels) ? 1 : 0;
+        int64_t min = 0;
+        if (!g.is_hostname) {
+          min = std::numeric_limits<int64_t>::max();
+          for (int e : g.eligible) min = std::min(min, g.Count(e));
+          if (g.eligible.empty() ||
+              static_cast<int32_t>(g.eligible.size()) < g.min_domains) {
+            min = 0;
+          }
+        }
+        int best = -1;
+        for (int d : domains) {
+          if (g.Count(d) + self - min > g.max_skew) continue;
+          if (best < 0 || g.Count(d) < g.Count(best)) best = d;
+        }
+        if (best < 0) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "would violate topology spread (maxSkew ", g.max_skew, ") on ", g.key));
+        }
+        narrow(g, {best});
+        break;
+      }
+    }
+  }
+  for (int gid : c.inverse) {
+    const TopologyGroup& g = groups_[gid];
+    std::vector<int> domains = ClaimDomains(g, claim, reqs, pairs);
+    std::vector<int> allowed;
+    for (int d : domains) {
+      if (g.OwnerCount(d) == 0) allowed.push_back(d);
+    }
+    if (allowed.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("would violate the pod anti-affinity of other pods on ", g.key));
+    }
+    if (allowed.size() != domains.size()) narrow(g, allowed);
+  }
+  return absl::OkStatus();
+}
+
+// ---- placement --------------------------------------------------------------------------------
+
+absl::Status SolverImpl::TryNode(int vi, size_t ni) {
+  Variant& v = variants_[vi];
+  const PodClass& c = classes_[v.cls];
+  NodeState& n = nodes_[ni];
+  if (v.node_fit[ni] < 0) {
+    v.node_fit[ni] = 0;
+    if (!v.requirements_status.ok()) return v.requirements_status;
+    if (!scheduling::Tolerates(v.tolerations, n.effective_taints).ok()) {
+      return absl::FailedPreconditionError("taints");
+    }
+    if (!n.label_reqs.Compatible(v.reqs, AllowUndefined::kNone).ok()) {
+      return absl::FailedPreconditionError("labels");
+    }
+    if (!c.volume_alternatives.empty()) {
+      bool any = false;
+      for (const auto& alt : c.volume_alternatives) {
+        if (n.label_reqs.Compatible(alt, AllowUndefined::kNone).ok()) any = true;
+      }
+      if (!any) return absl::FailedPreconditionError("volume topology");
+    }
+    v.node_fit[ni] = 1;
+  }
+  if (v.node_fit[ni] == 0) return absl::FailedPreconditionError("incompatible");
+  if (!Fits(n.used, c.requests, n.allocatable)) {
+    return absl::ResourceExhaustedError("insufficient resources");
+  }
+  if (PortsConflict(c.ports, n.ports)) return absl::FailedPreconditionError("host port conflict");
+  return CheckTopologyNode(v, c, n);
+}
+
+absl::Status SolverImpl::MinValuesOk(const Requirements& reqs, const TypeSet& types,
+                                     bool* relaxed) const {
+  for (const auto& r : reqs) {
+    if (!r.min_values()) continue;
+    absl::flat_hash_set<std::string> values;
+    types.ForEach([&](size_t i) {
+      const Requirement* tr = types_[i].type->requirements().Find(r.key());
+      if (tr == nullptr || tr->complement()) return;
+      for (const auto& v : tr->values()) {
+        if (r.Has(v)) values.insert(v);
+      }
+    });
+    if (static_cast<int32_t>(values.size()) < *r.min_values()) {
+      if (in_.options.min_values_strict) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "minValues requirement is not met for label ", r.key(), " (", values.size(), " < ",
+            *r.min_values(), ")"));
+      }
+      *relaxed = true;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
+  Variant& v = variants_[vi];
+  const PodClass& c = classes_[v.cls];
+  Claim& claim = claims_[ci];
+  *permanent = true;
+  const PoolFit& fit = FitForPool(vi, claim.pool);
+  if (!fit.status.ok()) return fit.status;
+  const PoolInfo& pool = pools_[claim.pool];
+  if (PortsConflict(c.ports, claim.ports)) return absl::FailedPreconditionError("host port conflict");
+
+  const bool joined = std::find(claim.variants.begin(), claim.variants.end(), vi) !=
+                      claim.variants.end();
+  Requirements reqs;
+  const Requirements* use = &claim.reqs;
+  PairMask pairs = claim.pairs;
+  if (!joined || !v.owned.empty() || !c.inverse.empty() || !c.volume_alternatives.empty()) {
+    if (!joined) {
+      if (absl::Status s = claim.reqs.Compatible(v.reqs, AllowUndefined::kWellKnownLabels); !s.ok()) {
+        return s;
+      }
+    }
+    reqs = claim.reqs;
+    if (!joined) reqs.Intersect(v.reqs);
+    if (!c.volume_alternatives.empty()) {
+      bool ok = false;
+      for (const auto& alt : c.volume_alternatives) {
+        if (reqs.Compatible(alt, AllowUndefined::kWellKnownLabels).ok()) {
+          reqs.Intersect(alt);
+          ok = true;
+          break;
+        }
+      }
+      if (!ok) return absl::FailedPreconditionError("volume topology");
+    }
+    pairs &= pairs_.Allowed(reqs);
+    if (absl::Status s = ApplyTopologyClaim(v, c, claim, reqs, pairs); !s.ok()) {
+      // Topology counts change as pods land: this claim may accept the pod later.
+      *permanent = false;
+      return s;
+    }
+    use = &reqs;
+  }
+  TypeSet types = claim.types & fit.types;
+  Amounts used = claim.used;
+  AddTo(used, c.requests);
+  const bool reqs_changed = use != &claim.reqs;
+  bool any = false;
+  types.ForEach([&](size_t i) {
+    const TypeInfo& ti = types_[i];
+    bool ok = Fits(Amounts(res_.size(), 0), used, pool.effective[i]) &&
+              (ti.available & pairs).any();
+    if (ok && reqs_changed && !joined) ok = cloudprovider::RequirementsIntersect(ti.type->requirements(), *use);
+    if (!ok) {
+      types.Reset(i);
+    } else {
+      any = true;
+    }
+  });
+  if (!any) return absl::ResourceExhaustedError("no instance type fits");
+  bool relaxed = claim.min_values_relaxed;
+  if (absl::Status s = MinValuesOk(*use, types, &relaxed); !s.ok()) return s;
+
+  // Commit.
+  if (reqs_changed) claim.reqs = std::move(reqs);
+  claim.pairs = pairs;
+  claim.types = std::move(types);
+  claim.used = std::move(used);
+  claim.min_values_relaxed = relaxed;
+  if (!joined) claim.variants.push_back(vi);
+  claim.ports.insert(claim.ports.end(), c.ports.begin(), c.ports.end());
+  return absl::OkStatus();
+}
+
+absl::Status SolverImpl::TryNewClaim(int vi, int pi) {
+  const PoolFit& fit = FitForPool(vi, pi);
+  if (!fit.status.ok()) return fit.status;
+  PoolInfo& pool = pools_[pi];
+  if (pool.remaining_nodes && *pool.remaining_nodes <= 0) {
+    return absl::ResourceExhaustedError("the nodepool's node limit is reached");
+  }
+  TypeSet types = fit.types;
+  if (pool.remaining) {
+    types.ForEach([&](size_t i) {
+      const Amounts& cap = types_[i].capacity;
+      for (size_t r = 0; r < cap.size(); ++r) {
+        if (cap[r] > (*pool.remaining)[r]) {
+          types.Reset(i);
+          return;
+        }
+      }
+    });
+    if (!types.Any()) return absl::ResourceExhaustedError("all instance types exceed the nodepool's limits");
+  }
+  Claim claim;
+  claim.pool = pi;
+  claim.hostname = absl::StrCat("hostname-placeholder-", claims_.size());
+  claim.hostname_domain = domains_[std::string(v1::kLabelHostname)].Intern(claim.hostname);
+  claim.reqs = pool.t->requirements;
+  claim.pairs = pairs_.Allowed(claim.reqs);
+  claim.types = std::move(types);
+  claim.used = Amounts(res_.size(), 0);
+  claim.ports = pool.ds_ports;
+  claims_.push_back(std::move(claim));
+  bool permanent = true;
+  absl::Status s = TryClaim(vi, claims_.size() - 1, &permanent);
+  if (!s.ok()) {
+    claims_.pop_back();
+    return s;
+  }
+  // Limits: pessimistically the largest type the claim may still become.
+  const Claim& c = claims_.back();
+  if (pool.remaining) {
+    Amounts max(res_.size(), 0);
+    c.types.ForEach([&](size_t i) {
+      for (size_t r = 0; r < max.size(); ++r) max[r] = std::max(max[r], types_[i].capacity[r]);
+    });
+    for (size_t r = 0; r < max.size(); ++r) {
+      if ((*pool.remaining)[r] != std::numeric_limits<int64_t>::max()) {
+        (*pool.remaining)[r] -= max[r];
+      }
+    }
+  }
+  if (pool.remaining_nodes) --*pool.remaining_nodes;
+  return absl::OkStatus();
+}
+
+void SolverImpl::RecordPlacement(const PodClass& c, const NodeState* node, const Claim* claim) {
+  auto domain_of = [&](const TopologyGroup& g) -> int {
+    if (node != nullptr) {
+      std::string d = DomainOfNode(g, *node);
+      return d.empty() ? -1 : domains_[g.key].Intern(d);
+    }
+    if (g.is_hostname) return claim->hostname_domain;
+    const Requirement* r = claim->reqs.Find(g.key);
+    if (r == nullptr || r->complement() || r->values().size() != 1) return -1;
+    return domains_[g.key].Intern(r->values().front());
+  };
+  for (int gid : c.selected_by) {
+    TopologyGroup& g = groups_[gid];
+    if (g.kind == GroupKind::kSpread && node != nullptr && !NodePassesFilter(g, *node)) continue;
+    if (g.kind == GroupKind::kSpread && claim != nullptr && g.node_filter &&
+        !claim->reqs.Compatible(*g.node_filter, AllowUndefined::kWellKnownLabels).ok()) {
+      continue;
+    }
+    int d = domain_of(g);
+    if (d < 0) continue;
+    g.Inc(g.counts, d);
+    ++g.total;
+  }
+  for (int gid : c.required_anti) {
+    TopologyGroup& g = groups_[gid];
+    int d = domain_of(g);
+    if (d >= 0) g.Inc(g.owner_counts, d);
+  }
+}
+
+bool SolverImpl::Place(const Pod* pod, int vi, std::vector<std::string>* reasons) {
+  const int cls = variants_[vi].cls;
+  // (a) existing nodes and in-flight NodeClaims.
+  for (size_t ni = 0; ni < nodes_.size(); ++ni) {
+    if (TryNode(vi, ni).ok()) {
+      NodeState& n = nodes_[ni];
+      AddTo(n.used, classes_[cls].requests);
+      n.ports.insert(n.ports.end(), classes_[cls].ports.begin(), classes_[cls].ports.end());
+      n.placed.push_back(pod);
+      RecordPlacement(classes_[cls], &n, nullptr);
+      return true;
+    }
+  }
+  // (b) NodeClaims opened in this pass; a per-variant cursor skips claims that can never accept
+  // this variant again (requirements and resources only get tighter).
+  {
+    Variant& v = variants_[vi];
+    std::vector<size_t> still_retry;
+    for (size_t ci : std::vector<size_t>(v.retry_claims)) {
+      bool permanent = true;
+      if (TryClaim(vi, ci, &permanent).ok()) {
+        claims_[ci].pods.push_back(pod);
+        RecordPlacement(classes_[cls], nullptr, &claims_[ci]);
+        return true;
+      }
+      if (!permanent) still_retry.push_back(ci);
+    }
+    variants_[vi].retry_claims = std::move(still_retry);
+    for (size_t ci = variants_[vi].claim_cursor; ci < claims_.size(); ++ci) {
+      bool permanent = true;
+      absl::Status s = TryClaim(vi, ci, &permanent);
+      if (s.ok()) {
+        claims_[ci].pods.push_back(pod);
+        RecordPlacement(classes_[cls], nullptr, &claims_[ci]);
+        return true;
+      }
+      if (variants_[vi].claim_cursor == ci) {
+        ++variants_[vi].claim_cursor;
+        if (!permanent) variants_[vi].retry_claims.push_back(ci);
+      } else if (!permanent) {
+        // Rejected for a reason that may go away; keep it reachable.
+        variants_[vi].retry_claims.push_back(ci);
+      }
+    }
+    auto& rc = variants_[vi].retry_claims;
+    std::sort(rc.begin(), rc.end());
+    rc.erase(std::unique(rc.begin(), rc.end()), rc.end());
+  }
+  // (c) a new NodeClaim from the first pool that can host the pod.
+  for (size_t pi = 0; pi < pools_.size(); ++pi) {
+    absl::Status s = TryNewClaim(vi, static_cast<int>(pi));
+    if (s.ok()) {
+      claims_.back().pods.push_back(pod);
+      RecordPlacement(classes_[cls], nullptr, &claims_.back());
+      return true;
+    }
+    if (reasons != nullptr) {
+      reasons->push_back(absl::StrCat("nodepool \"", pools_[pi].t->name, "\": ", s.message()));
+    }
+  }
+  if (reasons != nullptr && pools_.empty()) reasons->push_back("no nodepools found");
+  return false;
+}
+
+double SolverImpl::TypePrice(size_t t, const PairMask& pairs, int* pair) const {
+  double best = kInfPrice;
+  const TypeInfo& ti = types_[t];
+  for (size_t p = 0; p < ti.pair_price.size(); ++p) {
+    if (!pairs.test(p) || !ti.available.test(p)) continue;
+    if (ti.pair_price[p] < best) {
+      best = ti.pair_price[p];
+      if (pair != nullptr) *pair = static_cast<int>(p);
+    }
+  }
+  return best;
+}
+
+Plan SolverImpl::Finalize() {
+  Plan plan;
+  for (auto& claim : claims_) {
+    const PoolInfo& pool = pools_[claim.pool];
+    NewNodeClaim out;
+    out.pool = pool.t->name;
+    out.hostname = claim.hostname;
+    struct Option {
+      size_t type;
+      double price;
+      int pair;
+    };
+    std::vector<Option> options;
+    claim.types.ForEach([&](size_t i) {
+      int pair = -1;
+      double price = TypePrice(i, claim.pairs, &pair);
+      if (pair >= 0) options.push_back({i, price, pair});
+    });
+    std::sort(options.begin(), options.end(), [&](const Option& a, const Option& b) {
+      if (a.price != b.price) return a.price < b.price;
+      return types_[a.type].type->name() < types_[b.type].type->name();
+    });
+    if (options.size() > in_.options.max_instance_types) {
+      options.resize(in_.options.max_instance_types);
+    }
+    Amounts requests = claim.used;
+    Amounts min_overhead;
+    std::vector<std::string> names;
+    absl::flat_hash_set<std::string> cts;
+    for (const auto& o : options) {
+      out.instance_types.push_back(types_[o.type].type);
+      names.push_back(types_[o.type].type->name());
+      for (size_t p = 0; p < pairs_.zones.size(); ++p) {
+        if (claim.pairs.test(p) && types_[o.type].available.test(p)) {
+          cts.insert(pairs_.capacity_types[p]);
+        }
+      }
+      if (min_overhead.empty()) {
+        min_overhead = pool.overhead[o.type];
+      } else {
+        for (size_t r = 0; r < min_overhead.size(); ++r) {
+          min_overhead[r] = std::min(min_overhead[r], pool.overhead[o.type][r]);
+        }
+      }
+    }
+    if (!min_overhead.empty()) AddTo(requests, min_overhead);
+    out.requirements = claim.reqs;
+    std::vector<std::string> ct_list(cts.begin(), cts.end());
+    std::sort(ct_list.begin(), ct_list.end());
+    out.requirements.Add(Requirement::In(std::string(v1::kLabelInstanceType), names));
+    out.requirements.Add(Requirement::In(std::string(v1::kCapacityTypeLabelKey), ct_list));
+    if (!options.empty()) {
+      const Option& best = options.front();
+      const TypeInfo& ti = types_[best.type];
+      out.instance_type = ti.type->name();
+      out.zone = pairs_.zones[best.pair];
+      out.capacity_type = pairs_.capacity_types[best.pair];
+      out.price = best.price;
+      // Resolved labels of the node the plan is priced with.
+      Requirements resolved = out.requirements;
+      resolved.Add(Requirement::In(std::string(v1::kLabelInstanceType), {out.instance_type}));
+      resolved.Add(Requirement::In(std::string(v1::kLabelTopologyZone), {out.zone}));
+      resolved.Add(Requirement::In(std::string(v1::kCapacityTypeLabelKey), {out.capacity_type}));
+      out.labels = ti.type->requirements().SingleValuedLabels();
+      for (const auto& [k, val] : resolved.SingleValuedLabels()) out.labels[k] = val;
+      for (const auto& [k, val] : claim.reqs.Labels()) out.labels.emplace(k, val);
+    }
+    for (const auto& [k, val] : pool.t->labels) out.labels[k] = val;
+    out.labels[std::string(v1::kNodePoolLabelKey)] = pool.t->name;
+    out.labels[std::string(v1::kLabelHostname)] = claim.hostname;
+    out.requests = res_.ToList(requests);
+    out.taints = pool.t->taints;
+    out.startup_taints = pool.t->startup_taints;
+    out.pods = claim.pods;
+    out.min_values_relaxed = claim.min_values_relaxed;
+    plan.total_price += out.price;
+    plan.node_claims.push_back(std::move(out));
+  }
+  for (const auto& n : nodes_) {
+    if (!n.placed.empty()) plan.existing.push_back({n.node->name, n.placed});
+  }
+  return plan;
+}
+
+void SolverImpl::ComputeLowerBound(Plan& plan) {
+  LpProblem lp;
+  lp.dimensions = static_cast<int>(res_.size());
+  auto to_double = [](const Amounts& a) {
+    std::vector<double> out(a.begin(), a.end());
+    return out;
+  };
+  absl::flat_hash_map<std::tuple<int, int, int>, int> column_of;  // (pool, type, pair)
+  // Existing nodes' free room, before this pass placed anything.
+  std::vector<int> node_column(nodes_.size(), -1);
+  // Demands: pods that were placed, by base variant (required constraints only).
+  absl::flat_hash_map<int, double> count_by_variant;
+  for (const auto& [pod, vi] : placed_variant_) count_by_variant[vi] += 1;
+  std::vector<std::pair<int, double>> demands(count_by_variant.begin(), count_by_variant.end());
+  std::sort(demands.begin(), demands.end());
+  for (const auto& [vi, count] : demands) {
+    const Variant& v = variants_[vi];
+    const PodClass& c = classes_[v.cls];
+    LpDemand d;
+    d.count = count;
+    d.request = to_double(c.requests);
+    for (size_t pi = 0; pi < pools_.size(); ++pi) {
+      const PoolFit& fit = FitForPool(vi, static_cast<int>(pi));
+      if (!fit.status.ok()) continue;
+      Requirements reqs = pools_[pi].t->requirements;
+      reqs.Intersect(variants_[vi].reqs);
+      const PairMask allowed = pairs_.Allowed(reqs);
+      fit.types.ForEach([&](size_t t) {
+        int pair = -1;
+        double price = TypePrice(t, allowed, &pair);
+        if (pair < 0) return;
+        auto key = std::make_tuple(static_cast<int>(pi), static_cast<int>(t), pair);
+        auto it = column_of.find(key);
+        if (it == column_of.end()) {
+          LpColumn col;
+          col.price = price;
+          col.capacity = to_double(pools_[pi].effective[t]);
+          it = column_of.emplace(key, static_cast<int>(lp.columns.size())).first;
+          lp.columns.push_back(std::move(col));
+        }
+        d.columns.push_back(it->second);
+      });
+    }
+    for (size_t ni = 0; ni < nodes_.size(); ++ni) {
+      if (variants_[vi].node_fit[ni] != 1) continue;
+      if (node_column[ni] < 0) {
+        const NodeState& n = nodes_[ni];
+        Amounts free = n.allocatable;
+        SubFloor(free, n.used);  // usage before this pass (Run restores it for the bound)
+        LpColumn col;
+        col.price = 0;
+        col.capacity = to_double(free);
+        col.max_count = 1;
+        node_column[ni] = static_cast<int>(lp.columns.size());
+        lp.columns.push_back(std::move(col));
+      }
+      d.columns.push_back(node_column[ni]);
+    }
+    if (d.columns.empty()) continue;
+    // Hostname anti-affinity against itself: every such pod needs its own node.
+    for (int gid : c.required_anti) {
+      const TopologyGroup& g = groups_[gid];
+      if (g.is_hostname && g.Selects(c.ns, c.labels)) {
+        lp.distinct_groups.push_back({count, d.columns});
+        break;
+      }
+    }
+    lp.demands.push_back(std::move(d));
+  }
+  auto result = SolveCostLowerBound(lp);
+  if (result.ok()) {
+    plan.lower_bound = result->bound;
+  } else {
+    plan.lower_bound_error = std::string(result.status().message());
+  }
+}
+
+absl::StatusOr<Plan> SolverImpl::Run() {
+  if (absl::Status s = BuildResources(); !s.ok()) return s;
+  if (absl::Status s = BuildTypes(); !s.ok()) return s;
+  if (absl::Status s = BuildPools(); !s.ok()) return s;
+  if (absl::Status s = BuildNodes(); !s.ok()) return s;
+  if (absl::Status s = BuildClasses(); !s.ok()) return s;
+  BuildTopologyCounts();
+  // Existing-node usage before this pass, for the lower bound's free-room columns.
+  std::vector<Amounts> used_before;
+  for (const auto& n : nodes_) used_before.push_back(n.used);
+
+  // Largest pods first: cpu desc, memory desc, then creation time and UID for determinism.
+  std::vector<size_t> order(in_.pods.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const Amounts& ra = classes_[pod_class_[a]].requests;
+    const Amounts& rb = classes_[pod_class_[b]].requests;
+    if (ra[0] != rb[0]) return ra[0] > rb[0];
+    if (ra[1] != rb[1]) return ra[1] > rb[1];
+    const Pod& pa = *in_.pods[a];
+    const Pod& pb = *in_.pods[b];
+    auto ta = pa.metadata.creation_timestamp.value_or(absl::InfinitePast());
+    auto tb = pb.metadata.creation_timestamp.value_or(absl::InfinitePast());
+    if (ta != tb) return ta < tb;
+    return pa.metadata.uid < pb.metadata.uid;
+  });
+
+  std::vector<int> pod_variant(in_.pods.size(), -1);
+  std::vector<size_t> queue = order;
+  std::vector<std::vector<std::string>> last_reasons(in_.pods.size());
+  for (int round = 0; !queue.empty(); ++round) {
+    std::vector<size_t> failed;
+    for (size_t idx : queue) {
+      const Pod* pod = in_.pods[idx];
+      int vi = pod_variant[idx] >= 0 ? pod_variant[idx] : VariantFor(pod_class_[idx], RelaxState{});
+      std::vector<std::string> reasons;
+      bool placed = false;
+      while (true) {
+        reasons.clear();
+        if (Place(pod, vi, &reasons)) {
+          placed = true;
+          break;
+        }
+        std::optional<RelaxState> next = NextRelaxation(variants_[vi]);
+        if (!next) break;
+        vi = VariantFor(pod_class_[idx], *next);
+      }
+      pod_variant[idx] = vi;
+      if (placed) {
+        placed_variant_.emplace_back(pod, VariantFor(pod_class_[idx], RelaxState{}));
+      } else {
+        last_reasons[idx] = std::move(reasons);
+        failed.push_back(idx);
+      }
+    }
+    if (failed.size() == queue.size() || round > 3) {
+      queue = std::move(failed);
+      break;
+    }
+    // Pods that failed may fit now that others landed (pod affinity); retry them from scratch.
+    for (size_t idx : failed) pod_variant[idx] = -1;
+    queue = std::move(failed);
+  }
+
+  // Restore pre-pass usage for the bound's free-room columns.
+  std::vector<Amounts> used_after;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    used_after.push_back(nodes_[i].used);
+    nodes_[i].used = used_before[i];
+  }
+  Plan plan = Finalize();
+  for (size_t idx : queue) {
+    std::string reason = absl::StrJoin(last_reasons[idx], "; ");
+    if (reason.empty()) reason = "no nodepool could host the pod";
+    plan.unschedulable.push_back({in_.pods[idx], std::move(reason)});
+  }
+  std::sort(plan.unschedulable.begin(), plan.unschedulable.end(),
+            [](const Unschedulable& a, const Unschedulable& b) {
+              return PodKey(*a.pod) < PodKey(*b.pod);
+            });
+  if (in_.options.lower_bound) ComputeLowerBound(plan);
+  for (size_t i = 0; i < nodes_.size(); ++i) nodes_[i].used = used_after[i];
+  return plan;
+}
+
+}  // namespace
+
+absl::StatusOr<Plan> Solve(const Input& input) {
+  SolverImpl impl(input);
+  return impl.Run();
+}
+
+}  // namespace dovetail::solver
