@@ -1,0 +1,302 @@
+#include "dovetail/scheduling/label_selector.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "dovetail/common/absl_compat.h"
+#include "dovetail/common/status_macros.h"
+#include "dovetail/scheduling/requirement.h"
+
+namespace dovetail::scheduling {
+namespace {
+
+using apis::core::LabelSelector;
+using apis::core::LabelSelectorOperator;
+using apis::core::LabelSelectorRequirement;
+using apis::core::NodeSelector;
+using apis::core::NodeSelectorRequirement;
+using apis::core::NodeSelectorTerm;
+using apis::core::SelectorOperator;
+using apis::core::StringMap;
+
+constexpr size_t kMaxNameLength = 63;
+constexpr size_t kMaxLabelValueLength = 63;
+constexpr size_t kMaxSubdomainLength = 253;
+constexpr std::string_view kNodeNameField = "metadata.name";
+
+bool IsAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+// ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], i.e. non-empty, alphanumeric at both ends.
+bool IsNameSyntax(std::string_view s) {
+  if (s.empty() || !IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+absl::Status Invalid(std::string_view what, std::string_view text, std::string_view why) {
+  return absl::InvalidArgumentError(Cat(what, " \"", text, "\": ", why));
+}
+
+absl::Status ValidateNameSyntax(std::string_view what, std::string_view text,
+                                std::string_view name) {
+  if (name.empty()) return Invalid(what, text, "name part must be non-empty");
+  if (name.size() > kMaxNameLength) {
+    return Invalid(what, text, "name part must be no more than 63 characters");
+  }
+  if (!IsNameSyntax(name)) {
+    return Invalid(what, text,
+                   "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+                   "start and end with an alphanumeric character");
+  }
+  return absl::OkStatus();
+}
+
+bool ValueIn(const std::vector<std::string>& values, std::string_view v) {
+  return std::find(values.begin(), values.end(), v) != values.end();
+}
+
+const std::string* Lookup(const StringMap& map, std::string_view key) {
+  auto it = map.find(key);
+  return it == map.end() ? nullptr : &it->second;
+}
+
+bool LabelRequirementMatches(const LabelSelectorRequirement& r, const StringMap& labels) {
+  const std::string* value = Lookup(labels, r.key);
+  switch (r.op) {
+    case LabelSelectorOperator::kIn:
+      return !r.values.empty() && value != nullptr && ValueIn(r.values, *value);
+    case LabelSelectorOperator::kNotIn:
+      return !r.values.empty() && (value == nullptr || !ValueIn(r.values, *value));
+    case LabelSelectorOperator::kExists:
+      return r.values.empty() && value != nullptr;
+    case LabelSelectorOperator::kDoesNotExist:
+      return r.values.empty() && value == nullptr;
+  }
+  return false;
+}
+
+bool NodeRequirementMatches(const NodeSelectorRequirement& r, const StringMap& labels) {
+  const std::string* value = Lookup(labels, r.key);
+  switch (r.op) {
+    case SelectorOperator::kIn:
+      return !r.values.empty() && value != nullptr && ValueIn(r.values, *value);
+    case SelectorOperator::kNotIn:
+      return !r.values.empty() && (value == nullptr || !ValueIn(r.values, *value));
+    case SelectorOperator::kExists:
+      return r.values.empty() && value != nullptr;
+    case SelectorOperator::kDoesNotExist:
+      return r.values.empty() && value == nullptr;
+    case SelectorOperator::kGt:
+    case SelectorOperator::kLt:
+    case SelectorOperator::kGte:
+    case SelectorOperator::kLte: {
+      if (r.values.size() != 1 || value == nullptr) return false;
+      std::optional<int64_t> bound = ParseInteger(r.values[0]);
+      std::optional<int64_t> actual = ParseInteger(*value);
+      if (!bound || !actual) return false;
+      if (r.op == SelectorOperator::kGt) return *actual > *bound;
+      if (r.op == SelectorOperator::kLt) return *actual < *bound;
+      if (r.op == SelectorOperator::kGte) return *actual >= *bound;
+      return *actual <= *bound;
+    }
+  }
+  return false;
+}
+
+bool IsWellFormedField(const NodeSelectorRequirement& r) {
+  return (r.op == SelectorOperator::kIn || r.op == SelectorOperator::kNotIn) &&
+         r.values.size() == 1;
+}
+
+// A field absent from `fields` reads as "", as in Kubernetes' field sets.
+bool FieldRequirementMatches(const NodeSelectorRequirement& r, const StringMap& fields) {
+  if (!IsWellFormedField(r)) return false;
+  const std::string* value = Lookup(fields, r.key);
+  std::string_view actual;
+  if (value != nullptr) actual = *value;
+  if (r.op == SelectorOperator::kIn) return actual == r.values[0];
+  if (r.op == SelectorOperator::kNotIn) return actual != r.values[0];
+  return false;
+}
+
+absl::Status ValidateValues(std::string_view key, const std::vector<std::string>& values) {
+  for (const std::string& v : values) {
+    if (absl::Status s = ValidateLabelValue(v); !s.ok()) {
+      return absl::InvalidArgumentError(Cat("key \"", key, "\": ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool IsDns1123Subdomain(std::string_view value) {
+  if (value.empty() || value.size() > kMaxSubdomainLength) return false;
+  size_t start = 0;
+  while (true) {
+    size_t dot = value.find('.', start);
+    std::string_view label =
+        value.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (label.empty() || !IsLowerAlnum(label.front()) || !IsLowerAlnum(label.back())) return false;
+    for (char c : label) {
+      if (!IsLowerAlnum(c) && c != '-') return false;
+    }
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+absl::Status ValidateQualifiedName(std::string_view key) {
+  constexpr std::string_view kWhat = "qualified name";
+  const size_t slash = key.find('/');
+  if (slash == std::string_view::npos) return ValidateNameSyntax(kWhat, key, key);
+  if (key.find('/', slash + 1) != std::string_view::npos) {
+    return Invalid(kWhat, key, "must have at most one '/'");
+  }
+  std::string_view prefix = key.substr(0, slash);
+  if (prefix.empty()) return Invalid(kWhat, key, "prefix part must be non-empty");
+  if (prefix.size() > kMaxSubdomainLength) {
+    return Invalid(kWhat, key, "prefix part must be no more than 253 characters");
+  }
+  if (!IsDns1123Subdomain(prefix)) {
+    return Invalid(kWhat, key,
+                   "prefix part must be a DNS-1123 subdomain (lowercase alphanumeric characters, "
+                   "'-' or '.', starting and ending with an alphanumeric character)");
+  }
+  return ValidateNameSyntax(kWhat, key, key.substr(slash + 1));
+}
+
+bool IsQualifiedName(std::string_view key) { return ValidateQualifiedName(key).ok(); }
+
+absl::Status ValidateLabelValue(std::string_view value) {
+  if (value.empty()) return absl::OkStatus();
+  if (value.size() > kMaxLabelValueLength) {
+    return Invalid("label value", value, "must be no more than 63 characters");
+  }
+  if (!IsNameSyntax(value)) {
+    return Invalid("label value", value,
+                   "must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+                   "end with an alphanumeric character");
+  }
+  return absl::OkStatus();
+}
+
+bool IsValidLabelValue(std::string_view value) {
+  return value.empty() || (value.size() <= kMaxLabelValueLength && IsNameSyntax(value));
+}
+
+bool Matches(const LabelSelector& selector, const StringMap& labels) {
+  for (const auto& [key, value] : selector.match_labels) {
+    const std::string* actual = Lookup(labels, key);
+    if (actual == nullptr || *actual != value) return false;
+  }
+  for (const LabelSelectorRequirement& r : selector.match_expressions) {
+    if (!LabelRequirementMatches(r, labels)) return false;
+  }
+  return true;
+}
+
+absl::Status ValidateLabelSelector(const LabelSelector& selector) {
+  for (const auto& [key, value] : selector.match_labels) {
+    RETURN_IF_ERROR(ValidateQualifiedName(key));
+    RETURN_IF_ERROR(ValidateLabelValue(value));
+  }
+  for (const LabelSelectorRequirement& r : selector.match_expressions) {
+    RETURN_IF_ERROR(ValidateQualifiedName(r.key));
+    const bool needs_values =
+        r.op == LabelSelectorOperator::kIn || r.op == LabelSelectorOperator::kNotIn;
+    if (needs_values && r.values.empty()) {
+      return absl::InvalidArgumentError(
+          Cat("key \"", r.key, "\": operators In and NotIn need at least one value"));
+    }
+    if (!needs_values && !r.values.empty()) {
+      return absl::InvalidArgumentError(
+          Cat("key \"", r.key, "\": operators Exists and DoesNotExist take no values"));
+    }
+    RETURN_IF_ERROR(ValidateValues(r.key, r.values));
+  }
+  return absl::OkStatus();
+}
+
+bool NodeSelectorTermMatches(const NodeSelectorTerm& term, const StringMap& labels,
+                             const StringMap& fields) {
+  if (term.match_expressions.empty() && term.match_fields.empty()) return false;
+  for (const NodeSelectorRequirement& r : term.match_expressions) {
+    if (!NodeRequirementMatches(r, labels)) return false;
+  }
+  for (const NodeSelectorRequirement& r : term.match_fields) {
+    // Malformed fields fail the term even when no fields are given; well-formed ones are only
+    // evaluated when the caller passes the node's fields.
+    if (!IsWellFormedField(r)) return false;
+    if (!fields.empty() && !FieldRequirementMatches(r, fields)) return false;
+  }
+  return true;
+}
+
+bool NodeSelectorMatches(absl::Span<const NodeSelectorTerm> terms, const StringMap& labels,
+                         const StringMap& fields) {
+  return std::any_of(terms.begin(), terms.end(), [&](const NodeSelectorTerm& term) {
+    return NodeSelectorTermMatches(term, labels, fields);
+  });
+}
+
+bool NodeSelectorMatches(const NodeSelector& selector, const StringMap& labels,
+                         const StringMap& fields) {
+  return NodeSelectorMatches(selector.terms, labels, fields);
+}
+
+absl::Status ValidateNodeSelectorTerm(const NodeSelectorTerm& term) {
+  for (const NodeSelectorRequirement& r : term.match_expressions) {
+    RETURN_IF_ERROR(ValidateQualifiedName(r.key));
+    switch (r.op) {
+      case SelectorOperator::kIn:
+      case SelectorOperator::kNotIn:
+        if (r.values.empty()) {
+          return absl::InvalidArgumentError(
+              Cat("key \"", r.key, "\": operators In and NotIn need at least one value"));
+        }
+        RETURN_IF_ERROR(ValidateValues(r.key, r.values));
+        break;
+      case SelectorOperator::kExists:
+      case SelectorOperator::kDoesNotExist:
+        if (!r.values.empty()) {
+          return absl::InvalidArgumentError(
+              Cat("key \"", r.key, "\": operators Exists and DoesNotExist take no values"));
+        }
+        break;
+      case SelectorOperator::kGt:
+      case SelectorOperator::kLt:
+      case SelectorOperator::kGte:
+      case SelectorOperator::kLte:
+        if (r.values.size() != 1 || !ParseInteger(r.values[0])) {
+          return absl::InvalidArgumentError(Cat("key \"", r.key, "\": operator ",
+                                                SelectorOperatorName(r.op),
+                                                " needs exactly one integer value"));
+        }
+        break;
+    }
+  }
+  for (const NodeSelectorRequirement& r : term.match_fields) {
+    if (r.key != kNodeNameField) {
+      return absl::InvalidArgumentError(
+          Cat("field \"", r.key, "\": only metadata.name is supported"));
+    }
+    if ((r.op != SelectorOperator::kIn && r.op != SelectorOperator::kNotIn) ||
+        r.values.size() != 1) {
+      return absl::InvalidArgumentError(
+          Cat("field \"", r.key, "\": needs operator In or NotIn with exactly one value"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace dovetail::scheduling
