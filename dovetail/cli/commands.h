@@ -12,5 +12,7 @@ struct ExitCode {
 };
 
 void RegisterVersionCommand(CLI::App& app, ExitCode& exit_code);
+void RegisterValidateCommand(CLI::App& app, ExitCode& exit_code);
+void RegisterSimulateCommand(CLI::App& app, ExitCode& exit_code);
 
 }  // namespace dovetail::cli

@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   dovetail::cli::ExitCode exit_code;
   dovetail::cli::RegisterVersionCommand(app, exit_code);
+  dovetail::cli::RegisterValidateCommand(app, exit_code);
+  dovetail::cli::RegisterSimulateCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,89 @@
+#include "dovetail/apis/validation/cron.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace dovetail::apis::validation {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(CronScheduleTest, AcceptsDescriptorsAndFiveFields) {
+  for (const char* text :
+       {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly", " @daily ",
+        "* * * * *", "0 9 * * mon-fri", "30 2 1 * *", "*/15 0-6,18-23 * * *", "0 0 1 jan,JUL *",
+        "0 0 ? * SUN", "5/10 * * * *", "0 12 1-31/2 1-12 0-6", "0  9\t* * 1", "+5 * * * *"}) {
+    EXPECT_TRUE(ParseCronSchedule(text).ok()) << text;
+  }
+}
+
+TEST(CronScheduleTest, RejectsMalformedSchedules) {
+  for (const char* text : {"",
+                           "every day",
+                           "@every 5m",
+                           "@dailyx",
+                           "* * * *",
+                           "0 0 * * * *",
+                           "60 * * * *",
+                           "* 24 * * *",
+                           "* * 0 * *",
+                           "* * 32 * *",
+                           "* * * 13 *",
+                           "* * * * 7",
+                           "5-1 * * * *",
+                           "*/0 * * * *",
+                           "1-2-3 * * * *",
+                           "1/2/3 * * * *",
+                           "1,,2 * * * *",
+                           "a * * * *",
+                           "* * * foo *",
+                           "TZ=UTC * * * * *",
+                           "CRON_TZ=UTC * * * * *",
+                           "-1 * * * *",
+                           "* * * * mon-",
+                           "99999999999 * * * *"}) {
+    EXPECT_FALSE(ParseCronSchedule(text).ok()) << text;
+  }
+}
+
+TEST(CronScheduleTest, ExpandsRangesStepsAndNames) {
+  absl::StatusOr<CronSchedule> s = ParseCronSchedule("*/20 1-5/2 10 feb-mar mon,fri");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->minutes, (uint64_t{1} << 0) | (uint64_t{1} << 20) | (uint64_t{1} << 40));
+  EXPECT_EQ(s->hours, (uint64_t{1} << 1) | (uint64_t{1} << 3) | (uint64_t{1} << 5));
+  EXPECT_EQ(s->days_of_month, uint64_t{1} << 10);
+  EXPECT_EQ(s->months, (uint64_t{1} << 2) | (uint64_t{1} << 3));
+  EXPECT_EQ(s->days_of_week, (uint64_t{1} << 1) | (uint64_t{1} << 5));
+  EXPECT_FALSE(s->any_day_of_month);
+  EXPECT_FALSE(s->any_day_of_week);
+}
+
+TEST(CronScheduleTest, StepFromAValueRunsToTheMaximum) {
+  absl::StatusOr<CronSchedule> s = ParseCronSchedule("50/5 * * * *");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->minutes, (uint64_t{1} << 50) | (uint64_t{1} << 55));
+  EXPECT_TRUE(s->any_day_of_month);
+  EXPECT_TRUE(s->any_day_of_week);
+}
+
+TEST(CronScheduleTest, DescriptorsExpand) {
+  absl::StatusOr<CronSchedule> s = ParseCronSchedule("@weekly");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->minutes, 1u);
+  EXPECT_EQ(s->hours, 1u);
+  EXPECT_EQ(s->days_of_week, 1u);
+  EXPECT_TRUE(s->any_day_of_month);
+}
+
+TEST(CronScheduleTest, ErrorsNameTheField) {
+  absl::StatusOr<CronSchedule> s = ParseCronSchedule("0 0 * * 7");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("day of week \"7\""));
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("above the maximum 6"));
+}
+
+}  // namespace
+}  // namespace dovetail::apis::validation

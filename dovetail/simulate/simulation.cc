@@ -1,0 +1,551 @@
+#include "dovetail/simulate/simulation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "dovetail/apis/core/namespace.h"
+#include "dovetail/apis/core/node.h"
+#include "dovetail/apis/core/persistent_volume.h"
+#include "dovetail/apis/core/persistent_volume_claim.h"
+#include "dovetail/apis/core/pod_requests.h"
+#include "dovetail/apis/core/storage_class.h"
+#include "dovetail/apis/core/workloads.h"
+#include "dovetail/apis/aws/v1/ec2nodeclass.h"
+#include "dovetail/apis/v1/labels.h"
+#include "dovetail/apis/v1/nodepool.h"
+#include "dovetail/apis/validation/validation.h"
+#include "dovetail/cloudprovider/aws_catalog.h"
+#include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
+#include "dovetail/scheduling/requirements.h"
+
+namespace dovetail::simulate {
+
+namespace core = apis::core;
+namespace v1 = apis::v1;
+using scheduling::Requirements;
+
+absl::StatusOr<cloudprovider::Catalog> LoadCatalog(const CatalogSpec& spec) {
+  if (spec.catalog.empty() || spec.catalog == "kwok") {
+    cloudprovider::kwok::KwokCatalogOptions o;
+    if (!spec.region.empty()) o.region = spec.region;
+    o.zones = spec.zones;
+    return cloudprovider::kwok::SyntheticCatalog(o);
+  }
+  cloudprovider::CatalogOptions options;
+  options.region = spec.region.empty() ? "us-east-1" : spec.region;
+  options.zones = spec.zones;
+  absl::StatusOr<cloudprovider::CatalogFiles> files;
+  if (std::filesystem::is_directory(spec.catalog)) {
+    files = cloudprovider::ReadCatalogDirectory(spec.catalog);
+    if (files.ok() && !spec.spot_prices.empty()) {
+      auto spot = cloudprovider::ReadCatalogFiles(spec.catalog + "/instance-types.csv",
+                                                  spec.catalog + "/on-demand-prices.csv",
+                                                  spec.spot_prices);
+      if (!spot.ok()) return spot.status();
+      files->spot_prices = spot->spot_prices;
+    }
+  } else {
+    if (spec.prices.empty()) {
+      return absl::InvalidArgumentError(
+          "--catalog PATH needs --prices PATH (the on-demand prices CSV)");
+    }
+    files = cloudprovider::ReadCatalogFiles(spec.catalog, spec.prices, spec.spot_prices);
+  }
+  if (!files.ok()) return files.status();
+  return cloudprovider::BuildCatalog(*files, options);
+}
+
+struct Scenario::Impl {
+  std::vector<v1::NodePool> node_pools;
+  std::vector<core::Node> nodes;
+  std::vector<core::DaemonSet> daemon_sets;
+  std::vector<std::unique_ptr<core::Pod>> daemon_pods;
+  std::vector<core::PersistentVolumeClaim> pvcs;
+  std::vector<core::PersistentVolume> pvs;
+  std::vector<core::StorageClass> storage_classes;
+  std::vector<core::Namespace> namespaces;
+};
+
+Scenario::Scenario() : impl_(std::make_unique<Impl>()) {}
+Scenario::~Scenario() = default;
+size_t Scenario::node_pool_count() const { return impl_->node_pools.size(); }
+
+namespace {
+
+std::string Where(const core::Manifest& m) {
+  return absl::StrCat(m.position.file, ":", m.position.line, ": ", m.Describe());
+}
+
+template <typename T>
+absl::Status DecodeInto(const core::Manifest& m, T& out) {
+  absl::Status s = core::DecodeJson(m.json, out);
+  if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(Where(m), ": ", s.message()));
+  return absl::OkStatus();
+}
+
+std::unique_ptr<core::Pod> PodFromTemplate(const core::PodTemplateSpec& t, const std::string& ns,
+                                           const std::string& name, const std::string& owner_kind,
+                                           const std::string& owner_name) {
+  auto p = std::make_unique<core::Pod>();
+  p->api_version = "v1";
+  p->kind = "Pod";
+  p->metadata = t.metadata;
+  p->metadata.name = name;
+  p->metadata.namespace_ = ns.empty() ? "default" : ns;
+  p->metadata.uid = absl::StrCat("sim-", p->metadata.namespace_, "-", name);
+  if (!owner_kind.empty()) {
+    core::OwnerReference ref;
+    ref.api_version = owner_kind == "Job" ? "batch/v1" : "apps/v1";
+    ref.kind = owner_kind;
+    ref.name = owner_name;
+    ref.controller = true;
+    p->metadata.owner_references.push_back(ref);
+  }
+  p->spec = t.spec;
+  return p;
+}
+
+bool IsKnownIgnoredKind(const std::string& api_version, const std::string& kind) {
+  // Kinds that may sit in the same files but do not affect node provisioning.
+  static const char* kIgnored[] = {"Service",  "ConfigMap",          "Secret",
+                                   "ServiceAccount", "Role",         "RoleBinding",
+                                   "ClusterRole",    "ClusterRoleBinding", "Ingress",
+                                   "PodDisruptionBudget", "HorizontalPodAutoscaler",
+                                   "NetworkPolicy",  "PriorityClass", "CustomResourceDefinition",
+                                   "LimitRange",     "ResourceQuota", "CSINode"};
+  for (const char* k : kIgnored) {
+    if (kind == k) return true;
+  }
+  (void)api_version;
+  return false;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Scenario>> Scenario::FromManifests(
+    const std::vector<core::Manifest>& manifests) {
+  std::unique_ptr<Scenario> s(new Scenario());
+  Impl& impl = *s->impl_;
+  auto add_pod = [&](std::unique_ptr<core::Pod> p) {
+    if (!p->spec.node_name.empty()) {
+      s->bound_.push_back(std::move(p));
+    } else {
+      s->pending_.push_back(std::move(p));
+    }
+  };
+  std::vector<core::Manifest> karpenter;
+  for (const auto& m : manifests) {
+    const std::string& k = m.kind;
+    const std::string group = m.api_version.substr(0, m.api_version.find('/'));
+    if (k == "NodePool" || k == "NodeClaim" || k == "EC2NodeClass") {
+      if (m.api_version != "karpenter.sh/v1" && m.api_version != "karpenter.k8s.aws/v1") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            Where(m), ": apiVersion ", m.api_version,
+            " is not supported here; convert it to v1 first (dovetail convert, issue 8)"));
+      }
+      karpenter.push_back(m);
+      if (k == "NodePool") {
+        v1::NodePool np;
+        if (absl::Status st = DecodeInto(m, np); !st.ok()) return st;
+        v1::ApplyDefaults(np);
+        impl.node_pools.push_back(std::move(np));
+      }
+    } else if (k == "Pod" && m.api_version == "v1") {
+      auto p = std::make_unique<core::Pod>();
+      if (absl::Status st = DecodeInto(m, *p); !st.ok()) return st;
+      if (p->metadata.namespace_.empty()) p->metadata.namespace_ = "default";
+      if (p->metadata.uid.empty()) {
+        p->metadata.uid = absl::StrCat("sim-", p->metadata.namespace_, "-", p->metadata.name);
+      }
+      if (core::IsTerminal(*p)) continue;
+      add_pod(std::move(p));
+    } else if ((k == "Deployment" || k == "ReplicaSet") && m.api_version == "apps/v1") {
+      core::Deployment d;  // ReplicaSet has the same shape
+      if (k == "Deployment") {
+        if (absl::Status st = DecodeInto(m, d); !st.ok()) return st;
+      } else {
+        core::ReplicaSet rs;
+        if (absl::Status st = DecodeInto(m, rs); !st.ok()) return st;
+        d.metadata = rs.metadata;
+        d.spec = rs.spec;
+      }
+      int32_t replicas = d.spec.replicas.value_or(1);
+      for (int32_t i = 0; i < replicas; ++i) {
+        add_pod(PodFromTemplate(d.spec.template_, d.metadata.namespace_,
+                                absl::StrCat(d.metadata.name, "-", i), k, d.metadata.name));
+      }
+    } else if (k == "StatefulSet" && m.api_version == "apps/v1") {
+      core::StatefulSet ss;
+      if (absl::Status st = DecodeInto(m, ss); !st.ok()) return st;
+      int32_t replicas = ss.spec.replicas.value_or(1);
+      for (int32_t i = 0; i < replicas; ++i) {
+        auto p = PodFromTemplate(ss.spec.template_, ss.metadata.namespace_,
+                                 absl::StrCat(ss.metadata.name, "-", i), k, ss.metadata.name);
+        p->metadata.labels["statefulset.kubernetes.io/pod-name"] = p->metadata.name;
+        for (const auto& tmpl : ss.spec.volume_claim_templates) {
+          core::PersistentVolumeClaim pvc = tmpl;
+          pvc.metadata.name = absl::StrCat(tmpl.metadata.name, "-", ss.metadata.name, "-", i);
+          pvc.metadata.namespace_ = p->metadata.namespace_;
+          core::Volume v;
+          v.name = tmpl.metadata.name;
+          v.persistent_volume_claim = core::PersistentVolumeClaimVolumeSource{pvc.metadata.name};
+          p->spec.volumes.push_back(std::move(v));
+          impl.pvcs.push_back(std::move(pvc));
+        }
+        add_pod(std::move(p));
+      }
+    } else if (k == "Job" && m.api_version == "batch/v1") {
+      core::Job j;
+      if (absl::Status st = DecodeInto(m, j); !st.ok()) return st;
+      int32_t n = j.spec.parallelism.value_or(1);
+      if (j.spec.completions) n = std::min(n, *j.spec.completions);
+      for (int32_t i = 0; i < n; ++i) {
+        add_pod(PodFromTemplate(j.spec.template_, j.metadata.namespace_,
+                                absl::StrCat(j.metadata.name, "-", i), k, j.metadata.name));
+      }
+    } else if (k == "DaemonSet" && m.api_version == "apps/v1") {
+      core::DaemonSet ds;
+      if (absl::Status st = DecodeInto(m, ds); !st.ok()) return st;
+      impl.daemon_sets.push_back(std::move(ds));
+    } else if (k == "Node" && m.api_version == "v1") {
+      core::Node n;
+      if (absl::Status st = DecodeInto(m, n); !st.ok()) return st;
+      impl.nodes.push_back(std::move(n));
+    } else if (k == "PersistentVolumeClaim" && m.api_version == "v1") {
+      core::PersistentVolumeClaim pvc;
+      if (absl::Status st = DecodeInto(m, pvc); !st.ok()) return st;
+      if (pvc.metadata.namespace_.empty()) pvc.metadata.namespace_ = "default";
+      impl.pvcs.push_back(std::move(pvc));
+    } else if (k == "PersistentVolume" && m.api_version == "v1") {
+      core::PersistentVolume pv;
+      if (absl::Status st = DecodeInto(m, pv); !st.ok()) return st;
+      impl.pvs.push_back(std::move(pv));
+    } else if (k == "StorageClass" && group == "storage.k8s.io") {
+      core::StorageClass sc;
+      if (absl::Status st = DecodeInto(m, sc); !st.ok()) return st;
+      impl.storage_classes.push_back(std::move(sc));
+    } else if (k == "Namespace" && m.api_version == "v1") {
+      core::Namespace ns;
+      if (absl::Status st = DecodeInto(m, ns); !st.ok()) return st;
+      impl.namespaces.push_back(std::move(ns));
+    } else if (IsKnownIgnoredKind(m.api_version, k)) {
+      continue;
+    } else if (k.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(Where(m), ": object has no kind"));
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Where(m), ": unknown kind ", m.api_version, "/", k,
+                       " (dovetail simulate reads NodePools, EC2NodeClasses, Pods, workloads, "
+                       "DaemonSets, Nodes and volumes)"));
+    }
+  }
+  // Every NodePool and EC2NodeClass must be valid, as the API server would insist.
+  std::vector<apis::validation::ObjectErrors> errors = apis::validation::ValidateManifests(karpenter);
+  std::vector<std::string> lines;
+  for (const auto& obj : errors) {
+    for (const auto& e : obj.errors) {
+      lines.push_back(absl::StrCat(obj.source, ": ", obj.object, ": ", e.field, ": ", e.message));
+    }
+  }
+  if (!lines.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid objects:\n  ", absl::StrJoin(lines, "\n  ")));
+  }
+  for (const auto& ds : impl.daemon_sets) {
+    impl.daemon_pods.push_back(PodFromTemplate(ds.spec.template_, ds.metadata.namespace_,
+                                               absl::StrCat(ds.metadata.name, "-template"),
+                                               "DaemonSet", ds.metadata.name));
+  }
+  return s;
+}
+
+absl::StatusOr<std::unique_ptr<Scenario>> Scenario::FromFiles(
+    const std::vector<std::string>& paths) {
+  std::vector<core::Manifest> all;
+  std::vector<std::string> files;
+  for (const auto& path : paths) {
+    std::error_code ec;
+    if (path != "-" && std::filesystem::is_directory(path, ec)) {
+      // Like kubectl -f DIR: every YAML/JSON file below it, in name order.
+      std::vector<std::string> found;
+      for (const auto& e : std::filesystem::recursive_directory_iterator(path, ec)) {
+        const std::string ext = e.path().extension().string();
+        if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) {
+          found.push_back(e.path().string());
+        }
+      }
+      if (ec) return absl::NotFoundError(absl::StrCat(path, ": ", ec.message()));
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(path);
+    }
+  }
+  for (const auto& path : files) {
+    auto ms = core::ReadManifests(path);
+    if (!ms.ok()) return ms.status();
+    for (auto& m : *ms) all.push_back(std::move(m));
+  }
+  return FromManifests(all);
+}
+
+absl::StatusOr<solver::Input> Scenario::BuildInput(const cloudprovider::Catalog& catalog,
+                                                   const solver::Options& options) const {
+  const Impl& impl = *impl_;
+  solver::Input in;
+  in.options = options;
+  absl::flat_hash_map<std::string, ResourceList> pool_usage;
+  for (const auto& n : impl.nodes) {
+    solver::ExistingNode e;
+    e.name = n.metadata.name;
+    e.labels = n.metadata.labels;
+    e.taints = n.spec.taints;
+    e.allocatable = n.status.allocatable.empty() ? n.status.capacity : n.status.allocatable;
+    auto pool = n.metadata.labels.find(std::string(v1::kNodePoolLabelKey));
+    if (pool != n.metadata.labels.end()) {
+      e.node_pool = pool->second;
+      ResourceList& usage = pool_usage[pool->second];
+      for (const auto& [r, q] : n.status.capacity) usage[r] += q;
+      usage["nodes"] += Quantity::FromUnits(1);
+    }
+    in.nodes.push_back(std::move(e));
+  }
+  for (const auto& np : impl.node_pools) {
+    if (v1::IsStatic(np)) continue;  // static pools are not used for dynamic provisioning
+    solver::PoolTemplate t;
+    t.name = np.metadata.name;
+    t.weight = np.spec.weight.value_or(0);
+    auto reqs = Requirements::FromNodeSelectorRequirements(np.spec.template_.spec.requirements);
+    if (!reqs.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("NodePool/", np.metadata.name, ": ", reqs.status().message()));
+    }
+    t.requirements = std::move(*reqs);
+    t.requirements.Intersect(Requirements::FromLabels(np.spec.template_.metadata.labels));
+    t.requirements.Add(scheduling::Requirement::In(std::string(v1::kNodePoolLabelKey),
+                                                   {np.metadata.name}));
+    t.labels = np.spec.template_.metadata.labels;
+    t.annotations = np.spec.template_.metadata.annotations;
+    t.taints = np.spec.template_.spec.taints;
+    t.startup_taints = np.spec.template_.spec.startup_taints;
+    if (!np.spec.limits.empty()) {
+      ResourceList remaining = np.spec.limits;
+      auto usage = pool_usage.find(np.metadata.name);
+      if (usage != pool_usage.end()) {
+        for (auto& [r, q] : remaining) {
+          auto u = usage->second.find(r);
+          if (u != usage->second.end()) q -= u->second;
+        }
+      }
+      t.remaining_limits = std::move(remaining);
+    }
+    t.instance_types = catalog.instance_types();
+    in.pools.push_back(std::move(t));
+  }
+  for (const auto& p : pending_) in.pods.push_back(p.get());
+  for (const auto& p : bound_) in.bound_pods.push_back(p.get());
+  for (size_t i = 0; i < impl.daemon_sets.size(); ++i) {
+    const auto& ds = impl.daemon_sets[i];
+    in.daemon_sets.push_back({absl::StrCat(ds.metadata.namespace_.empty() ? "default"
+                                                                          : ds.metadata.namespace_,
+                                           "/", ds.metadata.name),
+                              impl.daemon_pods[i].get()});
+  }
+  for (const auto& ns : impl.namespaces) in.namespace_labels[ns.metadata.name] = ns.metadata.labels;
+  // Volume topology: bound PVCs follow their PV's node affinity, unbound ones their
+  // StorageClass's allowed topologies.
+  absl::flat_hash_map<std::string, const core::PersistentVolumeClaim*> pvcs;
+  for (const auto& pvc : impl.pvcs) {
+    pvcs[absl::StrCat(pvc.metadata.namespace_, "/", pvc.metadata.name)] = &pvc;
+  }
+  absl::flat_hash_map<std::string, const core::PersistentVolume*> pvs;
+  for (const auto& pv : impl.pvs) pvs[pv.metadata.name] = &pv;
+  absl::flat_hash_map<std::string, const core::StorageClass*> scs;
+  for (const auto& sc : impl.storage_classes) scs[sc.metadata.name] = &sc;
+  for (const auto& p : pending_) {
+    std::vector<Requirements> alternatives = {Requirements()};
+    bool any = false;
+    for (const auto& v : p->spec.volumes) {
+      if (!v.persistent_volume_claim) continue;
+      auto it = pvcs.find(absl::StrCat(p->metadata.namespace_, "/", v.persistent_volume_claim->claim_name));
+      if (it == pvcs.end()) continue;
+      const core::PersistentVolumeClaim& pvc = *it->second;
+      std::vector<Requirements> options_for_volume;
+      if (!pvc.spec.volume_name.empty()) {
+        auto pv = pvs.find(pvc.spec.volume_name);
+        if (pv != pvs.end() && pv->second->spec.node_affinity &&
+            pv->second->spec.node_affinity->required) {
+          for (const auto& term : pv->second->spec.node_affinity->required->terms) {
+            std::vector<core::NodeSelectorRequirement> exprs;
+            for (const auto& e : term.match_expressions) {
+              if (e.key != v1::kLabelHostname) exprs.push_back(e);
+            }
+            auto r = Requirements::FromNodeSelectorRequirements(exprs);
+            if (r.ok()) options_for_volume.push_back(std::move(*r));
+          }
+        }
+      } else if (pvc.spec.storage_class_name) {
+        auto sc = scs.find(*pvc.spec.storage_class_name);
+        if (sc != scs.end()) {
+          for (const auto& term : sc->second->allowed_topologies) {
+            Requirements r;
+            for (const auto& e : term.match_label_expressions) {
+              r.Add(scheduling::Requirement::In(e.key, e.values));
+            }
+            options_for_volume.push_back(std::move(r));
+          }
+        }
+      }
+      if (options_for_volume.empty()) continue;
+      any = true;
+      std::vector<Requirements> next;
+      for (const auto& a : alternatives) {
+        for (const auto& b : options_for_volume) {
+          if (!a.Intersects(b).ok()) continue;
+          Requirements c = a;
+          c.Intersect(b);
+          next.push_back(std::move(c));
+        }
+      }
+      alternatives = std::move(next);
+    }
+    if (any) in.volume_requirements[p.get()] = std::move(alternatives);
+  }
+  return in;
+}
+
+absl::StatusOr<Result> Run(const Scenario& scenario, const cloudprovider::Catalog& catalog,
+                           const solver::Options& options) {
+  auto input = scenario.BuildInput(catalog, options);
+  if (!input.ok()) return input.status();
+  Result result;
+  auto start = std::chrono::steady_clock::now();
+  auto plan = solver::Solve(*input);
+  result.solve_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!plan.ok()) return plan.status();
+  result.plan = std::move(*plan);
+  std::map<std::string, std::vector<const core::Pod*>> by_node;
+  for (const auto& n : input->nodes) by_node[n.name];
+  for (const auto& p : scenario.bound_pods()) by_node[p->spec.node_name].push_back(p.get());
+  for (auto& [name, pods] : by_node) result.bound_by_node.emplace_back(name, std::move(pods));
+  return result;
+}
+
+namespace {
+std::string PodName(const core::Pod* p) {
+  return absl::StrCat(p->metadata.namespace_, "/", p->metadata.name);
+}
+double Round6(double v) { return std::round(v * 1e6) / 1e6; }
+}  // namespace
+
+nlohmann::json ToJson(const Result& r) {
+  nlohmann::json out;
+  out["nodeClaims"] = nlohmann::json::array();
+  absl::flat_hash_map<std::string, int> per_pool;
+  for (const auto& c : r.plan.node_claims) {
+    nlohmann::json j;
+    j["name"] = absl::StrFormat("%s-%05d", c.pool, ++per_pool[c.pool]);
+    j["nodePool"] = c.pool;
+    j["instanceType"] = c.instance_type;
+    j["capacityType"] = c.capacity_type;
+    j["zone"] = c.zone;
+    j["pricePerHour"] = Round6(c.price);
+    j["instanceTypeOptions"] = nlohmann::json::array();
+    for (const auto& it : c.instance_types) j["instanceTypeOptions"].push_back(it->name());
+    j["labels"] = nlohmann::json::object();
+    for (const auto& [k, v] : c.labels) j["labels"][k] = v;
+    j["taints"] = nlohmann::json::array();
+    for (const auto& t : c.taints) {
+      nlohmann::json tj = core::EncodeJson(t);
+      j["taints"].push_back(tj);
+    }
+    j["requests"] = nlohmann::json::object();
+    for (const auto& [k, q] : c.requests) j["requests"][k] = q.ToString();
+    j["pods"] = nlohmann::json::array();
+    for (const auto* p : c.pods) j["pods"].push_back(PodName(p));
+    out["nodeClaims"].push_back(std::move(j));
+  }
+  out["existingNodes"] = nlohmann::json::array();
+  absl::flat_hash_map<std::string, const solver::ExistingPlacement*> placed;
+  for (const auto& e : r.plan.existing) placed[e.node] = &e;
+  for (const auto& [name, bound] : r.bound_by_node) {
+    nlohmann::json j;
+    j["name"] = name;
+    j["pods"] = nlohmann::json::array();
+    for (const auto* p : bound) j["pods"].push_back(PodName(p));
+    auto it = placed.find(name);
+    if (it != placed.end()) {
+      for (const auto* p : it->second->pods) j["pods"].push_back(PodName(p));
+    }
+    out["existingNodes"].push_back(std::move(j));
+  }
+  out["unschedulable"] = nlohmann::json::array();
+  for (const auto& u : r.plan.unschedulable) {
+    out["unschedulable"].push_back({{"pod", PodName(u.pod)}, {"reason", u.reason}});
+  }
+  out["totalPricePerHour"] = Round6(r.plan.total_price);
+  if (r.plan.lower_bound) {
+    out["lowerBoundPricePerHour"] = Round6(*r.plan.lower_bound);
+  } else {
+    out["lowerBoundPricePerHour"] = nullptr;
+  }
+  out["solveSeconds"] = r.solve_seconds;
+  return out;
+}
+
+std::string ToTable(const Result& r) {
+  std::string out = absl::StrFormat("%-28s %-14s %-16s %-10s %-14s %10s %10s %5s %6s %6s\n",
+                                    "NODE", "NODEPOOL", "INSTANCE-TYPE", "CAPACITY", "ZONE",
+                                    "$/HOUR", "$/MONTH", "PODS", "CPU%", "MEM%");
+  absl::flat_hash_map<std::string, int> per_pool;
+  auto util = [](const ResourceList& req, const cloudprovider::InstanceTypePtr& it, const char* r) {
+    if (it == nullptr) return 0.0;
+    auto a = it->Allocatable().find(r);
+    auto q = req.find(r);
+    if (a == it->Allocatable().end() || q == req.end() || a->second.MilliValue() == 0) return 0.0;
+    return 100.0 * static_cast<double>(q->second.MilliValue()) /
+           static_cast<double>(a->second.MilliValue());
+  };
+  for (const auto& c : r.plan.node_claims) {
+    cloudprovider::InstanceTypePtr chosen;
+    for (const auto& it : c.instance_types) {
+      if (it->name() == c.instance_type) chosen = it;
+    }
+    absl::StrAppendFormat(&out, "%-28s %-14s %-16s %-10s %-14s %10.4f %10.2f %5d %5.0f%% %5.0f%%\n",
+                          absl::StrFormat("%s-%05d", c.pool, ++per_pool[c.pool]), c.pool,
+                          c.instance_type, c.capacity_type, c.zone, c.price, c.price * 730,
+                          static_cast<int>(c.pods.size()), util(c.requests, chosen, "cpu"),
+                          util(c.requests, chosen, "memory"));
+  }
+  size_t existing_pods = 0;
+  for (const auto& e : r.plan.existing) existing_pods += e.pods.size();
+  size_t new_pods = 0;
+  for (const auto& c : r.plan.node_claims) new_pods += c.pods.size();
+  absl::StrAppendFormat(&out, "\n%d new node(s) for %d pod(s), %d pod(s) on existing nodes, %d "
+                              "unschedulable\n",
+                        static_cast<int>(r.plan.node_claims.size()), static_cast<int>(new_pods),
+                        static_cast<int>(existing_pods),
+                        static_cast<int>(r.plan.unschedulable.size()));
+  absl::StrAppendFormat(&out, "cost: $%.4f/hour ($%.2f/month)", r.plan.total_price,
+                        r.plan.total_price * 730);
+  if (r.plan.lower_bound) {
+    absl::StrAppendFormat(&out, ", lower bound $%.4f/hour", *r.plan.lower_bound);
+    if (*r.plan.lower_bound > 0) {
+      absl::StrAppendFormat(&out, " (plan/bound %.3f)", r.plan.total_price / *r.plan.lower_bound);
+    }
+  }
+  absl::StrAppendFormat(&out, ", solved in %.1f ms\n", r.solve_seconds * 1000);
+  for (const auto& u : r.plan.unschedulable) {
+    absl::StrAppendFormat(&out, "unschedulable %s: %s\n", PodName(u.pod), u.reason);
+  }
+  return out;
+}
+
+}  // namespace dovetail::simulate

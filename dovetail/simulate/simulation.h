@@ -1,0 +1,78 @@
+// Offline simulation (`dovetail simulate`): reads ordinary Kubernetes manifests (NodePools,
+// EC2NodeClasses, Pods, Deployments, ReplicaSets, StatefulSets, Jobs, DaemonSets, Nodes, pods bound
+// to nodes, PVCs, PVs, StorageClasses, Namespaces), builds the solver's input against an instance
+// catalog (the built-in kwok catalog or a catalog file in the AWS CSV format), solves, and renders
+// the plan as the stable JSON of docs/simulate.md or as a table for people.
+//
+// Errors name the object and the file position: an unknown kind, an invalid NodePool, an
+// unparseable quantity. Pure apart from reading the named files; thread-compatible.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dovetail/apis/core/manifest.h"
+#include "dovetail/apis/core/pod.h"
+#include "dovetail/cloudprovider/catalog.h"
+#include "dovetail/solver/solver.h"
+#include "nlohmann/json.hpp"
+
+namespace dovetail::simulate {
+
+struct CatalogSpec {
+  // "kwok" for the built-in synthetic catalog, or the path of an instance-types CSV (or of a
+  // directory holding instance-types.csv, on-demand-prices.csv and optionally spot-prices.csv).
+  std::string catalog = "kwok";
+  std::string prices;       // on-demand prices CSV (region,instance_type,usd_per_hour)
+  std::string spot_prices;  // spot prices CSV (region,zone,instance_type,usd_per_hour)
+  std::string region;       // default: us-east-1 for CSV catalogs, test-region for kwok
+  std::vector<std::string> zones;  // default: the region's a, b and c
+};
+
+absl::StatusOr<cloudprovider::Catalog> LoadCatalog(const CatalogSpec& spec);
+
+// The objects of one simulation, owning everything the solver input points into.
+class Scenario {
+ public:
+  // Decodes `manifests` (in order). Errors: InvalidArgument naming "<file>:<line>: Kind/name".
+  static absl::StatusOr<std::unique_ptr<Scenario>> FromManifests(
+      const std::vector<apis::core::Manifest>& manifests);
+  static absl::StatusOr<std::unique_ptr<Scenario>> FromFiles(const std::vector<std::string>& paths);
+
+  // Builds the solver input for `catalog` (which must outlive the input).
+  absl::StatusOr<solver::Input> BuildInput(const cloudprovider::Catalog& catalog,
+                                           const solver::Options& options) const;
+
+  const std::vector<std::unique_ptr<apis::core::Pod>>& pending_pods() const { return pending_; }
+  const std::vector<std::unique_ptr<apis::core::Pod>>& bound_pods() const { return bound_; }
+  size_t node_pool_count() const;
+
+  struct Impl;
+  ~Scenario();
+
+ private:
+  Scenario();
+  std::unique_ptr<Impl> impl_;
+  std::vector<std::unique_ptr<apis::core::Pod>> pending_;
+  std::vector<std::unique_ptr<apis::core::Pod>> bound_;
+};
+
+struct Result {
+  solver::Plan plan;
+  double solve_seconds = 0;
+  // Pods already on existing nodes, by node name (for the output's existingNodes).
+  std::vector<std::pair<std::string, std::vector<const apis::core::Pod*>>> bound_by_node;
+};
+
+// Runs the solver on the scenario. Errors: as Scenario::BuildInput and solver::Solve.
+absl::StatusOr<Result> Run(const Scenario& scenario, const cloudprovider::Catalog& catalog,
+                           const solver::Options& options);
+
+// The stable JSON of docs/simulate.md.
+nlohmann::json ToJson(const Result& result);
+// A table for people: one line per node (cost per hour and month, utilisation) and a summary.
+std::string ToTable(const Result& result);
+
+}  // namespace dovetail::simulate
