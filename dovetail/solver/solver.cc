@@ -19,7 +19,11 @@
 #include "dovetail/solver/lower_bound.h"
 #include "dovetail/solver/type_set.h"
 
+
 namespace dovetail::solver {
+
+using cloudprovider::Offering;
+
 namespace {
 
 using apis::core::LabelSelector;
@@ -179,8 +183,16 @@ struct TopologyGroup {
   int32_t max_skew = 1;
   int32_t min_domains = 0;
   bool is_hostname = false;
-  // Spread only: nodes must satisfy this to count (nodeAffinityPolicy Honor).
-  std::optional<Requirements> node_filter;
+  // Spread only: nodes must satisfy one of these to count (nodeAffinityPolicy Honor: the pod's
+  // node selector with each of its required node-affinity terms, which are ORed). Empty: all.
+  std::vector<Requirements> node_filters;
+  bool FilterAdmits(const Requirements& node, AllowUndefined allow) const {
+    if (node_filters.empty()) return true;
+    for (const auto& f : node_filters) {
+      if (node.Compatible(f, allow).ok()) return true;
+    }
+    return false;
+  }
   // Spread only: nodes' taints must be tolerated to count (nodeTaintsPolicy Honor).
   std::optional<std::vector<Toleration>> taint_filter;
   std::vector<int64_t> counts;        // per domain id: pods matching the selector
@@ -304,7 +316,8 @@ struct Claim {
 
 struct PoolInfo {
   const PoolTemplate* t = nullptr;
-  TypeSet types;
+  TypeSet types;      // types new NodeClaims may use (after the improvement pass's cap)
+  TypeSet all_types;  // every type of the pool: where topology domains come from
   std::vector<Amounts> overhead;  // per global type index (only pool types are meaningful)
   std::vector<Amounts> effective;  // allocatable minus overhead, per global type index
   std::vector<HostPort> ds_ports;
@@ -317,11 +330,93 @@ std::string PodKey(const Pod& p) {
   return absl::StrCat(p.metadata.namespace_, "/", p.metadata.name);
 }
 
+// Appends a compact, unambiguous encoding of the scheduling-relevant parts of a pod spec (node
+// affinity, pod (anti-)affinity, tolerations, topology spread) to `key`: pods with equal keys are
+// interchangeable for the solver. Length-free separators are safe because the separator bytes
+// (0x1c-0x1f) cannot appear in label keys, values or names.
+void AppendSelector(const LabelSelector& sel, std::string* key) {
+  for (const auto& [k, v] : sel.match_labels) absl::StrAppend(key, k, "=", v, "\x1c");
+  for (const auto& e : sel.match_expressions) {
+    absl::StrAppend(key, e.key, "\x1d", static_cast<int>(e.op), "\x1d");
+    for (const auto& v : e.values) absl::StrAppend(key, v, ",");
+    absl::StrAppend(key, "\x1c");
+  }
+}
+
+void AppendNodeTerm(const apis::core::NodeSelectorTerm& t, std::string* key) {
+  for (const auto* list : {&t.match_expressions, &t.match_fields}) {
+    for (const auto& e : *list) {
+      absl::StrAppend(key, e.key, "\x1d", static_cast<int>(e.op), "\x1d");
+      for (const auto& v : e.values) absl::StrAppend(key, v, ",");
+      absl::StrAppend(key, "\x1c");
+    }
+    absl::StrAppend(key, "|");
+  }
+}
+
+void AppendPodTerm(const apis::core::PodAffinityTerm& t, std::string* key) {
+  absl::StrAppend(key, t.topology_key, "\x1d", t.label_selector ? "s" : "-");
+  if (t.label_selector) AppendSelector(*t.label_selector, key);
+  absl::StrAppend(key, "\x1d");
+  for (const auto& n : t.namespaces) absl::StrAppend(key, n, ",");
+  absl::StrAppend(key, "\x1d", t.namespace_selector ? "s" : "-");
+  if (t.namespace_selector) AppendSelector(*t.namespace_selector, key);
+  for (const auto& k : t.match_label_keys) absl::StrAppend(key, "+", k);
+  for (const auto& k : t.mismatch_label_keys) absl::StrAppend(key, "-", k);
+  absl::StrAppend(key, "\x1e");
+}
+
+void AppendSchedulingKey(const apis::core::PodSpec& s, std::string* key) {
+  if (s.affinity) {
+    const auto& a = *s.affinity;
+    if (a.node_affinity) {
+      absl::StrAppend(key, "NA");
+      if (a.node_affinity->required) {
+        for (const auto& t : a.node_affinity->required->terms) AppendNodeTerm(t, key);
+      }
+      absl::StrAppend(key, "P");
+      for (const auto& p : a.node_affinity->preferred) {
+        absl::StrAppend(key, p.weight, ":");
+        AppendNodeTerm(p.preference, key);
+      }
+    }
+    for (const auto* pa : {&a.pod_affinity, &a.pod_anti_affinity}) {
+      absl::StrAppend(key, pa == &a.pod_affinity ? "PA" : "AA");
+      if (!*pa) continue;
+      for (const auto& t : (*pa)->required) AppendPodTerm(t, key);
+      absl::StrAppend(key, "P");
+      for (const auto& w : (*pa)->preferred) {
+        absl::StrAppend(key, w.weight, ":");
+        AppendPodTerm(w.term, key);
+      }
+    }
+  }
+  absl::StrAppend(key, "\x1fT");
+  for (const auto& t : s.tolerations) {
+    absl::StrAppend(key, t.key, "\x1d", static_cast<int>(t.op), "\x1d", t.value, "\x1d",
+                    t.effect ? static_cast<int>(*t.effect) : -1, "\x1d",
+                    t.toleration_seconds.value_or(-1), "\x1c");
+  }
+  absl::StrAppend(key, "\x1fS");
+  for (const auto& c : s.topology_spread_constraints) {
+    absl::StrAppend(key, c.max_skew, "\x1d", c.topology_key, "\x1d",
+                    static_cast<int>(c.when_unsatisfiable), "\x1d", c.min_domains.value_or(-1),
+                    "\x1d",
+                    c.node_affinity_policy ? static_cast<int>(*c.node_affinity_policy) : -1,
+                    "\x1d", c.node_taints_policy ? static_cast<int>(*c.node_taints_policy) : -1,
+                    "\x1d", c.label_selector ? "s" : "-");
+    if (c.label_selector) AppendSelector(*c.label_selector, key);
+    for (const auto& k : c.match_label_keys) absl::StrAppend(key, "+", k);
+    absl::StrAppend(key, "\x1e");
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 
 class SolverImpl {
  public:
-  explicit SolverImpl(const Input& in) : in_(in) {}
+  // `cap`, when set, limits new NodeClaims to instance types no larger (cpu and memory) than it.
+  SolverImpl(const Input& in, const cloudprovider::InstanceType* cap) : in_(in), cap_(cap) {}
 
   absl::StatusOr<Plan> Run();
 
@@ -370,6 +465,7 @@ class SolverImpl {
   void ComputeLowerBound(Plan& plan);
 
   const Input& in_;
+  const cloudprovider::InstanceType* cap_ = nullptr;
   ResourceIndex res_;
   PairTable pairs_;
   std::vector<TypeInfo> types_;
@@ -462,6 +558,15 @@ absl::Status SolverImpl::BuildPools() {
     pi.overhead.assign(nt, Amounts(res_.size(), 0));
     pi.effective.assign(nt, Amounts(res_.size(), 0));
     for (const auto& it : t->instance_types) pi.types.Set(type_index_.at(it.get()));
+    pi.all_types = pi.types;
+    if (cap_ != nullptr) {
+      const Amounts cap = res_.ToAmounts(cap_->Allocatable());
+      pi.types.ForEach([&](size_t i) {
+        if (types_[i].allocatable[0] > cap[0] || types_[i].allocatable[1] > cap[1]) {
+          pi.types.Reset(i);
+        }
+      });
+    }
     for (const auto& taint : t->taints) {
       if (taint.effect == TaintEffect::kPreferNoSchedule) pi.has_prefer_no_schedule = true;
     }
@@ -585,6 +690,14 @@ absl::Status SolverImpl::BuildNodes() {
       auto reqs = Requirements::ForPod(spec.node_selector, terms);
       if (!reqs.ok() || !s.label_reqs.Compatible(*reqs, AllowUndefined::kNone).ok()) continue;
       AddTo(s.used, res_.ToAmounts(apis::core::PodRequests(*ds.pod)));
+      for (const auto& c : spec.containers) {
+        for (const auto& port : c.ports) {
+          if (port.host_port > 0) {
+            s.ports.push_back({port.host_ip, port.host_port,
+                               port.protocol.value_or(apis::core::Protocol::kTCP)});
+          }
+        }
+      }
     }
   }
   return absl::OkStatus();
@@ -716,10 +829,21 @@ int SolverImpl::SpreadGroupFor(const apis::core::TopologySpreadConstraint& c, co
   std::string filter_key;
   if (c.node_affinity_policy.value_or(apis::core::NodeInclusionPolicy::kHonor) ==
       apis::core::NodeInclusionPolicy::kHonor) {
-    auto reqs = Requirements::ForPod(owner.spec.node_selector, cls.required_terms);
-    if (reqs.ok() && !reqs->empty()) {
-      filter_key = reqs->String();
-      g.node_filter = std::move(*reqs);
+    std::vector<apis::core::NodeSelectorTerm> none;
+    const size_t n = std::max<size_t>(1, cls.required_terms.size());
+    for (size_t t = 0; t < n; ++t) {
+      auto reqs = cls.required_terms.empty()
+                      ? Requirements::ForPod(owner.spec.node_selector, none)
+                      : Requirements::ForPod(owner.spec.node_selector,
+                                             absl::MakeConstSpan(&cls.required_terms[t], 1));
+      if (!reqs.ok()) continue;
+      if (reqs->empty()) {  // an unconstrained alternative: every node counts
+        g.node_filters.clear();
+        filter_key.clear();
+        break;
+      }
+      absl::StrAppend(&filter_key, reqs->String(), "|or|");
+      g.node_filters.push_back(std::move(*reqs));
     }
   }
   if (c.node_taints_policy.value_or(apis::core::NodeInclusionPolicy::kIgnore) ==
@@ -746,26 +870,29 @@ void SolverImpl::ComputeEligibleDomains(TopologyGroup& g, const PodClass& cls) {
   if (g.is_hostname) return;
   DomainTable& table = domains_[g.key];
   auto admit = [&](const std::string& value) {
-    if (g.node_filter) {
-      const Requirement* r = g.node_filter->Find(g.key);
-      if (r != nullptr && !r->Has(value)) return;
+    if (!g.node_filters.empty()) {
+      bool any = false;
+      for (const auto& f : g.node_filters) {
+        const Requirement* r = f.Find(g.key);
+        if (r == nullptr || r->Has(value)) any = true;
+      }
+      if (!any) return;
     }
     g.eligible.insert(table.Intern(value));
   };
   for (const auto& pool : pools_) {
     if (g.taint_filter &&
-        !scheduling::Tolerates(*g.taint_filter, pool.t->taints).ok()) {
+        !scheduling::Tolerates(*g.taint_filter, pool.t->taints,
+                                scheduling::PreferNoSchedule::kIgnore)
+             .ok()) {
       continue;
     }
-    if (g.node_filter &&
-        !pool.t->requirements.Compatible(*g.node_filter, AllowUndefined::kWellKnownLabels).ok()) {
-      continue;
-    }
+    if (!g.FilterAdmits(pool.t->requirements, AllowUndefined::kWellKnownLabels)) continue;
     const Requirement* pool_req = pool.t->requirements.Find(g.key);
     absl::flat_hash_set<std::string> values;
     const bool zone = g.key == v1::kLabelTopologyZone;
     const bool ct = g.key == v1::kCapacityTypeLabelKey;
-    pool.types.ForEach([&](size_t i) {
+    pool.all_types.ForEach([&](size_t i) {
       const TypeInfo& ti = types_[i];
       if (zone || ct) {
         for (size_t p = 0; p < pairs_.zones.size(); ++p) {
@@ -794,10 +921,10 @@ void SolverImpl::ComputeEligibleDomains(TopologyGroup& g, const PodClass& cls) {
 }
 
 bool SolverImpl::NodePassesFilter(const TopologyGroup& g, const NodeState& n) const {
-  if (g.node_filter && !n.label_reqs.Compatible(*g.node_filter, AllowUndefined::kNone).ok()) {
-    return false;
-  }
-  if (g.taint_filter && !scheduling::Tolerates(*g.taint_filter, n.effective_taints).ok()) {
+  if (!g.FilterAdmits(n.label_reqs, AllowUndefined::kNone)) return false;
+  if (g.taint_filter && !scheduling::Tolerates(*g.taint_filter, n.effective_taints,
+                                               scheduling::PreferNoSchedule::kIgnore)
+                             .ok()) {
     return false;
   }
   return true;
@@ -856,21 +983,7 @@ absl::Status SolverImpl::BuildClasses() {
     for (const auto& [k, v] : requests) absl::StrAppend(&key, k, "=", v.MilliValue(), "\x1e");
     absl::StrAppend(&key, "\x1f");
     for (const auto& [k, v] : s.node_selector) absl::StrAppend(&key, k, "=", v, "\x1e");
-    // The remaining scheduling fields are encoded through the codec-independent pointers of the
-    // owning template: pods of one workload share them, so a structural encoding is used.
-    if (s.affinity || !s.tolerations.empty() || !s.topology_spread_constraints.empty()) {
-      nlohmann::json j;
-      if (s.affinity) {
-        apis::core::Affinity copy = *s.affinity;
-        j["a"] = apis::core::EncodeJson(copy);
-      }
-      std::vector<Toleration> tol = s.tolerations;
-      j["t"] = nlohmann::json::array();
-      for (const auto& t : tol) j["t"].push_back(scheduling::TolerationToString(t));
-      std::vector<apis::core::TopologySpreadConstraint> tsc = s.topology_spread_constraints;
-      for (auto& c : tsc) j["s"].push_back(apis::core::EncodeJson(c));
-      absl::StrAppend(&key, j.dump());
-    }
+    AppendSchedulingKey(s, &key);
     absl::StrAppend(&key, "\x1f");
     for (const auto& c : s.containers) {
       for (const auto& port : c.ports) {
@@ -1286,6 +1399,32 @@ std::vector<int> SolverImpl::ClaimDomains(const TopologyGroup& g, const Claim& c
 
 absl::Status SolverImpl::ApplyTopologyClaim(const Variant& v, const PodClass& c, Claim& claim,
                                             Requirements& reqs, PairMask& pairs) const {
+  // Anti-affinity (both directions) pins the claim to one domain of the key: counts are only
+  // recorded for claims whose domain is known, and an unpinned claim could land anywhere.
+  auto pick = [&](const TopologyGroup& g, const std::vector<int>& allowed) {
+    const bool zone = g.key == v1::kLabelTopologyZone;
+    const bool ct = g.key == v1::kCapacityTypeLabelKey;
+    if (!(zone || ct) || allowed.size() < 2) return allowed.front();
+    const DomainTable& table = domains_.at(g.key);
+    int best = allowed.front();
+    double best_price = kInfPrice;
+    for (int d : allowed) {
+      double price = kInfPrice;
+      claim.types.ForEach([&](size_t i) {
+        const TypeInfo& ti = types_[i];
+        for (size_t p = 0; p < pairs_.zones.size(); ++p) {
+          if (!pairs.test(p) || !ti.available.test(p)) continue;
+          if ((zone ? pairs_.zones[p] : pairs_.capacity_types[p]) != table.names[d]) continue;
+          price = std::min(price, ti.pair_price[p]);
+        }
+      });
+      if (price < best_price) {
+        best_price = price;
+        best = d;
+      }
+    }
+    return best;
+  };
   auto narrow = [&](const TopologyGroup& g, const std::vector<int>& allowed) {
     if (g.is_hostname) return;
     const DomainTable& table = domains_.at(g.key);
@@ -1309,7 +1448,7 @@ absl::Status SolverImpl::ApplyTopologyClaim(const Variant& v, const PodClass& c,
           return absl::FailedPreconditionError(
               absl::StrCat("would violate pod anti-affinity on ", g.key));
         }
-        if (allowed.size() != domains.size()) narrow(g, allowed);
+        narrow(g, {pick(g, allowed)});
         break;
       case GroupKind::kAffinity: {
         int best = -1;
@@ -1363,7 +1502,7 @@ absl::Status SolverImpl::ApplyTopologyClaim(const Variant& v, const PodClass& c,
       return absl::FailedPreconditionError(
           absl::StrCat("would violate the pod anti-affinity of other pods on ", g.key));
     }
-    if (allowed.size() != domains.size()) narrow(g, allowed);
+    narrow(g, {pick(g, allowed)});
   }
   return absl::OkStatus();
 }
@@ -1436,65 +1575,78 @@ absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
 
   const bool joined = std::find(claim.variants.begin(), claim.variants.end(), vi) !=
                       claim.variants.end();
-  Requirements reqs;
-  const Requirements* use = &claim.reqs;
-  PairMask pairs = claim.pairs;
-  if (!joined || !v.owned.empty() || !c.inverse.empty() || !c.volume_alternatives.empty()) {
-    if (!joined) {
-      if (absl::Status s = claim.reqs.Compatible(v.reqs, AllowUndefined::kWellKnownLabels); !s.ok()) {
-        return s;
-      }
-    }
-    reqs = claim.reqs;
-    if (!joined) reqs.Intersect(v.reqs);
-    if (!c.volume_alternatives.empty()) {
-      bool ok = false;
-      for (const auto& alt : c.volume_alternatives) {
-        if (reqs.Compatible(alt, AllowUndefined::kWellKnownLabels).ok()) {
-          reqs.Intersect(alt);
-          ok = true;
-          break;
-        }
-      }
-      if (!ok) return absl::FailedPreconditionError("volume topology");
-    }
-    pairs &= pairs_.Allowed(reqs);
-    if (absl::Status s = ApplyTopologyClaim(v, c, claim, reqs, pairs); !s.ok()) {
-      // Topology counts change as pods land: this claim may accept the pod later.
-      *permanent = false;
+  if (!joined) {
+    if (absl::Status s = claim.reqs.Compatible(v.reqs, AllowUndefined::kWellKnownLabels); !s.ok()) {
       return s;
     }
-    use = &reqs;
   }
-  TypeSet types = claim.types & fit.types;
-  Amounts used = claim.used;
-  AddTo(used, c.requests);
-  const bool reqs_changed = use != &claim.reqs;
-  bool any = false;
-  types.ForEach([&](size_t i) {
-    const TypeInfo& ti = types_[i];
-    bool ok = Fits(Amounts(res_.size(), 0), used, pool.effective[i]) &&
-              (ti.available & pairs).any();
-    if (ok && reqs_changed && !joined) ok = cloudprovider::RequirementsIntersect(ti.type->requirements(), *use);
-    if (!ok) {
-      types.Reset(i);
-    } else {
-      any = true;
+  const bool narrow = !joined || !v.owned.empty() || !c.inverse.empty() ||
+                      !c.volume_alternatives.empty();
+  // Each volume topology alternative is tried in turn (none: one pass with no extra
+  // requirements); the first that leaves an instance type wins.
+  const size_t alternatives = std::max<size_t>(1, c.volume_alternatives.size());
+  absl::Status last = absl::FailedPreconditionError("volume topology");
+  bool topology_failure = false;
+  for (size_t a = 0; a < alternatives; ++a) {
+    Requirements reqs;
+    const Requirements* use = &claim.reqs;
+    PairMask pairs = claim.pairs;
+    if (narrow) {
+      reqs = claim.reqs;
+      if (!joined) reqs.Intersect(v.reqs);
+      if (!c.volume_alternatives.empty()) {
+        const Requirements& alt = c.volume_alternatives[a];
+        if (!reqs.Compatible(alt, AllowUndefined::kWellKnownLabels).ok()) continue;
+        reqs.Intersect(alt);
+      }
+      pairs &= pairs_.Allowed(reqs);
+      if (absl::Status s = ApplyTopologyClaim(v, c, claim, reqs, pairs); !s.ok()) {
+        // Topology counts change as pods land: this claim may accept the pod later.
+        topology_failure = true;
+        last = s;
+        continue;
+      }
+      use = &reqs;
     }
-  });
-  if (!any) return absl::ResourceExhaustedError("no instance type fits");
-  bool relaxed = claim.min_values_relaxed;
-  if (absl::Status s = MinValuesOk(*use, types, &relaxed); !s.ok()) return s;
-
-  // Commit.
-  if (reqs_changed) claim.reqs = std::move(reqs);
-  claim.pairs = pairs;
-  claim.types = std::move(types);
-  claim.used = std::move(used);
-  claim.min_values_relaxed = relaxed;
-  if (!joined) claim.variants.push_back(vi);
-  claim.ports.insert(claim.ports.end(), c.ports.begin(), c.ports.end());
-  return absl::OkStatus();
+    TypeSet types = claim.types & fit.types;
+    Amounts used = claim.used;
+    AddTo(used, c.requests);
+    const bool reqs_changed = use != &claim.reqs;
+    bool any = false;
+    types.ForEach([&](size_t i) {
+      const TypeInfo& ti = types_[i];
+      bool ok = Fits(Amounts(res_.size(), 0), used, pool.effective[i]) &&
+                (ti.available & pairs).any();
+      if (ok && reqs_changed && (!joined || !c.volume_alternatives.empty())) {
+        ok = cloudprovider::RequirementsIntersect(ti.type->requirements(), *use);
+      }
+      if (!ok) {
+        types.Reset(i);
+      } else {
+        any = true;
+      }
+    });
+    if (!any) {
+      last = absl::ResourceExhaustedError("no instance type fits");
+      continue;
+    }
+    bool relaxed = claim.min_values_relaxed;
+    if (absl::Status s = MinValuesOk(*use, types, &relaxed); !s.ok()) {
+      last = s;
+      continue;
+    }
+    // Commit.
+    if (reqs_changed) claim.reqs = std::move(reqs);
+    claim.pairs = pairs;
+    claim.types = std::move(types);
+    claim.used = std::move(used);
+    claim.min_values_relaxed = relaxed;
+    if (!joined) claim.variants.push_back(vi);
+    claim.ports.insert(claim.ports.end(), c.ports.begin(), c.ports.end());
+    return absl::OkStatus();
+  }
+  if (topology_failure) *permanent = false;
+  return last;
 }
 
 absl::Status SolverImpl::TryNewClaim(int vi, int pi) {
@@ -1564,8 +1716,8 @@ void SolverImpl::RecordPlacement(const PodClass& c, const NodeState* node, const
   for (int gid : c.selected_by) {
     TopologyGroup& g = groups_[gid];
     if (g.kind == GroupKind::kSpread && node != nullptr && !NodePassesFilter(g, *node)) continue;
-    if (g.kind == GroupKind::kSpread && claim != nullptr && g.node_filter &&
-        !claim->reqs.Compatible(*g.node_filter, AllowUndefined::kWellKnownLabels).ok()) {
+    if (g.kind == GroupKind::kSpread && claim != nullptr &&
+        !g.FilterAdmits(claim->reqs, AllowUndefined::kWellKnownLabels)) {
       continue;
     }
     int d = domain_of(g);
@@ -1744,52 +1896,117 @@ Plan SolverImpl::Finalize() {
 void SolverImpl::ComputeLowerBound(Plan& plan) {
   LpProblem lp;
   lp.dimensions = static_cast<int>(res_.size());
-  auto to_double = [](const Amounts& a) {
-    std::vector<double> out(a.begin(), a.end());
-    return out;
-  };
-  absl::flat_hash_map<std::tuple<int, int, int>, int> column_of;  // (pool, type, pair)
-  // Existing nodes' free room, before this pass placed anything.
-  std::vector<int> node_column(nodes_.size(), -1);
-  // Demands: pods that were placed, by base variant (required constraints only).
-  absl::flat_hash_map<int, double> count_by_variant;
-  for (const auto& [pod, vi] : placed_variant_) count_by_variant[vi] += 1;
-  std::vector<std::pair<int, double>> demands(count_by_variant.begin(), count_by_variant.end());
+  auto to_double = [](const Amounts& a) { return std::vector<double>(a.begin(), a.end()); };
+  // Demands: pods that were placed, by class. A bound must hold for every plan the constraints
+  // allow, so each class is taken at its most relaxed: preferences dropped, PreferNoSchedule
+  // tolerated, and any of its required node-affinity terms (they are ORed).
+  absl::flat_hash_map<int, double> count_by_class;
+  for (const auto& [pod, vi] : placed_variant_) count_by_class[variants_[vi].cls] += 1;
+  std::vector<std::pair<int, double>> demands(count_by_class.begin(), count_by_class.end());
   std::sort(demands.begin(), demands.end());
-  for (const auto& [vi, count] : demands) {
-    const Variant& v = variants_[vi];
-    const PodClass& c = classes_[v.cls];
+  const size_t nd = demands.size();
+  std::vector<std::vector<int>> lp_variants(nd);
+  for (size_t di = 0; di < nd; ++di) {
+    const PodClass& c = classes_[demands[di].first];
+    const int terms = std::max<int>(1, static_cast<int>(c.required_terms.size()));
+    for (int k = 0; k < terms; ++k) {
+      RelaxState relaxed;
+      relaxed.required_term = k;
+      relaxed.pref_affinity_dropped = static_cast<int>(c.preferred_affinity.size());
+      relaxed.pref_anti_dropped = static_cast<int>(c.preferred_anti.size());
+      relaxed.pref_node_dropped = static_cast<int>(c.preferred_node_terms.size());
+      relaxed.spread_anyway_dropped = static_cast<int>(c.spread_anyway.size());
+      relaxed.tolerate_prefer_no_schedule = true;
+      lp_variants[di].push_back(VariantFor(demands[di].first, relaxed));
+    }
+  }
+
+  // Which offerings each demand may use on each pool, and which (pool, type) it fits.
+  std::vector<std::vector<PairMask>> allowed(nd, std::vector<PairMask>(pools_.size()));
+  // (pool, type) -> demands that fit it.
+  absl::flat_hash_map<std::pair<int, int>, std::vector<int>> fitting;
+  for (size_t di = 0; di < nd; ++di) {
+    for (size_t pi = 0; pi < pools_.size(); ++pi) {
+      TypeSet types(types_.size());
+      for (int vi : lp_variants[di]) {
+        const PoolFit& fit = FitForPool(vi, static_cast<int>(pi));
+        if (!fit.status.ok()) continue;
+        Requirements reqs = pools_[pi].t->requirements;
+        reqs.Intersect(variants_[vi].reqs);
+        allowed[di][pi] |= pairs_.Allowed(reqs);
+        types |= fit.types;
+      }
+      types.ForEach([&](size_t t) {
+        fitting[{static_cast<int>(pi), static_cast<int>(t)}].push_back(static_cast<int>(di));
+      });
+    }
+  }
+  // Columns: for each (pool, type), the offerings some demand may use, dropping an offering when
+  // a cheaper (or equal) kept one is usable by every demand that could use it. Every real node is
+  // then matched by a column at most as expensive that its pods may all use, which keeps the LP a
+  // valid bound, and in the usual case only the cheapest offering of each type remains.
+  std::vector<std::vector<int>> demand_columns(nd);
+  std::vector<std::pair<std::pair<int, int>, std::vector<int>>> fit_list(fitting.begin(),
+                                                                          fitting.end());
+  std::sort(fit_list.begin(), fit_list.end());
+  for (const auto& [key, ds] : fit_list) {
+    const auto [pi, t] = key;
+    const TypeInfo& ti = types_[t];
+    struct Candidate {
+      int pair;
+      double price;
+      std::vector<int> users;
+    };
+    std::vector<Candidate> candidates;
+    for (size_t p = 0; p < pairs_.zones.size(); ++p) {
+      if (!ti.available.test(p)) continue;
+      Candidate c{static_cast<int>(p), ti.pair_price[p], {}};
+      for (int d : ds) {
+        if (allowed[d][pi].test(p)) c.users.push_back(d);
+      }
+      if (!c.users.empty()) candidates.push_back(std::move(c));
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      return a.price != b.price ? a.price < b.price : a.pair < b.pair;
+    });
+    std::vector<const Candidate*> kept;
+    for (const auto& c : candidates) {
+      bool dominated = false;
+      for (const Candidate* k : kept) {
+        if (std::includes(k->users.begin(), k->users.end(), c.users.begin(), c.users.end())) {
+          dominated = true;
+          break;
+        }
+      }
+      if (dominated) continue;
+      kept.push_back(&c);
+      LpColumn col;
+      col.price = c.price;
+      col.capacity = to_double(pools_[pi].effective[t]);
+      const int column = static_cast<int>(lp.columns.size());
+      lp.columns.push_back(std::move(col));
+      for (int d : c.users) demand_columns[d].push_back(column);
+    }
+  }
+  // Existing nodes' free room (usage before this pass; Run restores it for the bound).
+  std::vector<int> node_column(nodes_.size(), -1);
+  for (size_t di = 0; di < nd; ++di) {
+    const auto [cls, count] = demands[di];
+    const PodClass& c = classes_[cls];
     LpDemand d;
     d.count = count;
     d.request = to_double(c.requests);
-    for (size_t pi = 0; pi < pools_.size(); ++pi) {
-      const PoolFit& fit = FitForPool(vi, static_cast<int>(pi));
-      if (!fit.status.ok()) continue;
-      Requirements reqs = pools_[pi].t->requirements;
-      reqs.Intersect(variants_[vi].reqs);
-      const PairMask allowed = pairs_.Allowed(reqs);
-      fit.types.ForEach([&](size_t t) {
-        int pair = -1;
-        double price = TypePrice(t, allowed, &pair);
-        if (pair < 0) return;
-        auto key = std::make_tuple(static_cast<int>(pi), static_cast<int>(t), pair);
-        auto it = column_of.find(key);
-        if (it == column_of.end()) {
-          LpColumn col;
-          col.price = price;
-          col.capacity = to_double(pools_[pi].effective[t]);
-          it = column_of.emplace(key, static_cast<int>(lp.columns.size())).first;
-          lp.columns.push_back(std::move(col));
-        }
-        d.columns.push_back(it->second);
-      });
-    }
+    d.columns = std::move(demand_columns[di]);
     for (size_t ni = 0; ni < nodes_.size(); ++ni) {
-      if (variants_[vi].node_fit[ni] != 1) continue;
+      bool fits = false;
+      for (int vi : lp_variants[di]) {
+        if (variants_[vi].node_fit[ni] < 0) (void)TryNode(vi, ni);  // resolves the static fit
+        if (variants_[vi].node_fit[ni] == 1) fits = true;
+      }
+      if (!fits) continue;
       if (node_column[ni] < 0) {
-        const NodeState& n = nodes_[ni];
-        Amounts free = n.allocatable;
-        SubFloor(free, n.used);  // usage before this pass (Run restores it for the bound)
+        Amounts free = nodes_[ni].allocatable;
+        SubFloor(free, nodes_[ni].used);
         LpColumn col;
         col.price = 0;
         col.capacity = to_double(free);
@@ -1906,8 +2123,79 @@ absl::StatusOr<Plan> SolverImpl::Run() {
 }  // namespace
 
 absl::StatusOr<Plan> Solve(const Input& input) {
-  SolverImpl impl(input);
-  return impl.Run();
+  SolverImpl base(input, nullptr);
+  auto plan = base.Run();
+  if (!plan.ok() || !input.options.improve || plan->node_claims.size() < 2) return plan;
+  // Greedy packing lets a NodeClaim grow to the largest type before it is priced, which is not
+  // always the cheapest way to buy the capacity. Re-pack with new NodeClaims capped at the sizes
+  // the cheapest types of the first plan have, and keep the cheapest plan that places as many pods.
+  std::vector<const cloudprovider::InstanceType*> caps;
+  {
+    absl::flat_hash_map<std::string, const cloudprovider::InstanceType*> by_name;
+    for (const auto& pool : input.pools) {
+      for (const auto& it : pool.instance_types) by_name[it->name()] = it.get();
+    }
+    // The types the plan chose, by how much money they carry, plus the cheapest type per unit of
+    // the plan's dominant resource among the options of its largest NodeClaims.
+    absl::flat_hash_map<std::string, double> spend;
+    for (const auto& c : plan->node_claims) spend[c.instance_type] += c.price;
+    std::vector<std::pair<double, std::string>> ranked;
+    for (const auto& [name, money] : spend) ranked.emplace_back(money, name);
+    std::sort(ranked.rbegin(), ranked.rend());
+    for (const auto& [money, name] : ranked) {
+      if (caps.size() >= 3) break;
+      auto it = by_name.find(name);
+      if (it != by_name.end()) caps.push_back(it->second);
+    }
+    // Types that are cheap per vCPU among the first claim's options (sized at most its type).
+    const auto& first = plan->node_claims.front();
+    const cloudprovider::InstanceType* best = nullptr;
+    double best_ratio = std::numeric_limits<double>::infinity();
+    for (const auto& it : first.instance_types) {
+      const Offering* o = nullptr;
+      double price = std::numeric_limits<double>::infinity();
+      for (const auto& off : it->offerings()) {
+        if (off.available && off.price < price) {
+          price = off.price;
+          o = &off;
+        }
+      }
+      auto cpu = it->Allocatable().find("cpu");
+      if (o == nullptr || cpu == it->Allocatable().end() || cpu->second.MilliValue() <= 0) continue;
+      double ratio = price / static_cast<double>(cpu->second.MilliValue());
+      if (ratio < best_ratio) {
+        best_ratio = ratio;
+        best = it.get();
+      }
+    }
+    if (best != nullptr && std::find(caps.begin(), caps.end(), best) == caps.end()) {
+      caps.push_back(best);
+    }
+  }
+  // The bound stays the first plan's: capped runs see fewer instance types, so an LP over them
+  // would not bound the real problem. (A plan placing more pods only costs more, so the first
+  // plan's bound still holds for it.)
+  Input capped_input = input;
+  capped_input.options.lower_bound = false;
+  const std::optional<double> bound = plan->lower_bound;
+  const std::string bound_error = plan->lower_bound_error;
+  for (const auto* cap : caps) {
+    SolverImpl capped(capped_input, cap);
+    auto alt = capped.Run();
+    if (!alt.ok()) continue;
+    // Only a plan that places every pod the current one places may replace it (it must not
+    // trade one pod for another, and the bound of the first plan then still holds).
+    absl::flat_hash_set<const Pod*> left_out;
+    for (const auto& u : plan->unschedulable) left_out.insert(u.pod);
+    bool superset = true;
+    for (const auto& u : alt->unschedulable) {
+      if (!left_out.contains(u.pod)) superset = false;
+    }
+    if (superset && alt->total_price < plan->total_price - 1e-9) plan = std::move(alt);
+  }
+  plan->lower_bound = bound;
+  plan->lower_bound_error = bound_error;
+  return plan;
 }
 
 }  // namespace dovetail::solver

@@ -1,0 +1,429 @@
+// Informer: keeps a Store of one kind in step with the API server, as client-go's reflector and
+// shared informer do, and tells handlers about every change.
+//  - Lists in pages (limit/continue) and then watches from the list's resourceVersion with
+//    bookmarks enabled, so reconnecting resumes where the last event or bookmark left off.
+//  - On 410 Gone (the version was compacted away, as a watch ERROR event or an HTTP answer) it
+//    lists again and reconciles the cache: new objects are added, changed ones (different
+//    resourceVersion) updated, missing ones deleted; unchanged ones produce no event.
+//  - Disconnects and errors back off exponentially (with jitter), then re-watch from the last
+//    known version; an event that cannot be decoded forces a re-list (never a silent gap).
+//  - An optional resync period re-delivers every cached object as an update.
+//  - HasSynced()/WaitForSync() open once the first complete list is in the cache: controllers
+//    must not act before (reliability anchor "no decisions while not synced").
+// Objects are decoded from the wire with simdjson On-Demand by a Codec:
+//   struct Codec {
+//     using Object = ...;
+//     absl::Status Decode(simdjson::ondemand::object, Object&) const;
+//     std::string Key(const Object&) const;                   // "ns/name" or "name"
+//     std::string_view ResourceVersion(const Object&) const;
+//   };
+// PodCodec and NodeCodec (compact structs of objects.h) and ApiObjectCodec<T> (full apis structs
+// for low-volume kinds) are provided.
+// Threading: Start() runs one watch thread (plus one resync thread when resync is on); handlers
+// are called one at a time, after the store has been updated, never concurrently. The store may
+// be read from any thread. Stop() is idempotent and joins the threads.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/random/random.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "dovetail/apis/core/codec.h"
+#include "dovetail/common/status_macros.h"
+#include "dovetail/kube/client.h"
+#include "dovetail/kube/errors.h"
+#include "dovetail/kube/objects.h"
+#include "dovetail/kube/rate_limiter.h"
+#include "dovetail/kube/store.h"
+#include "dovetail/kube/watch_event.h"
+#include "nlohmann/json.hpp"
+#include "simdjson.h"
+
+namespace dovetail::kube {
+
+struct InformerOptions {
+  std::string ns;  // empty: all namespaces
+  std::string label_selector;
+  std::string field_selector;
+  int64_t page_size = 500;
+  absl::Duration resync_period = absl::ZeroDuration();  // zero: no resync
+  // Each watch asks the server to end it after a random time in [min, 2*min].
+  int watch_timeout_seconds = 300;
+  Backoff::Options backoff = {.initial = absl::Milliseconds(100), .max = absl::Seconds(30)};
+};
+
+struct InformerStats {
+  int64_t lists = 0;    // complete (re-)lists
+  int64_t gone = 0;     // 410 Gone answers that forced a re-list
+  int64_t watches = 0;  // watch connections opened
+  int64_t errors = 0;   // failed lists/watches (each followed by a backoff)
+  int64_t events = 0;   // watch events applied (ADDED/MODIFIED/DELETED)
+  int64_t bookmarks = 0;
+  std::string last_error;  // the most recent failure, for diagnostics
+};
+
+template <typename T>
+struct EventHandler {
+  std::function<void(const std::shared_ptr<const T>&)> on_add;
+  std::function<void(const std::shared_ptr<const T>& old, const std::shared_ptr<const T>& now)>
+      on_update;
+  std::function<void(const std::shared_ptr<const T>&)> on_delete;  // last known state
+};
+
+struct PodCodec {
+  using Object = PodInfo;
+  const DecodeContext* ctx;
+  absl::Status Decode(simdjson::ondemand::object obj, PodInfo& out) const {
+    return DecodePod(obj, *ctx, out);
+  }
+  std::string Key(const PodInfo& pod) const { return pod.meta.Key(); }
+  std::string_view ResourceVersion(const PodInfo& pod) const { return pod.meta.resource_version; }
+};
+
+struct NodeCodec {
+  using Object = NodeInfo;
+  const DecodeContext* ctx;
+  absl::Status Decode(simdjson::ondemand::object obj, NodeInfo& out) const {
+    return DecodeNode(obj, *ctx, out);
+  }
+  std::string Key(const NodeInfo& node) const { return node.meta.Key(); }
+  std::string_view ResourceVersion(const NodeInfo& node) const {
+    return node.meta.resource_version;
+  }
+};
+
+// Any dovetail/apis struct with a `metadata` ObjectMeta and a codec (DecodeJson). The object's
+// text is decoded through a transient nlohmann value; unknown fields are dropped.
+template <typename T>
+struct ApiObjectCodec {
+  using Object = T;
+  absl::Status Decode(simdjson::ondemand::object obj, T& out) const {
+    std::string_view raw;
+    if (auto error = obj.raw_json().get(raw); error) {
+      return absl::InvalidArgumentError(simdjson::error_message(error));
+    }
+    const nlohmann::json json = nlohmann::json::parse(raw, nullptr, /*allow_exceptions=*/false);
+    if (json.is_discarded()) return absl::InvalidArgumentError("object: malformed JSON");
+    return apis::core::DecodeJson(json, out, {.keep_unknown_fields = false});
+  }
+  std::string Key(const T& obj) const {
+    if (obj.metadata.namespace_.empty()) return obj.metadata.name;
+    return obj.metadata.namespace_ + "/" + obj.metadata.name;
+  }
+  std::string_view ResourceVersion(const T& obj) const { return obj.metadata.resource_version; }
+};
+
+template <typename Codec>
+class Informer {
+ public:
+  using T = typename Codec::Object;
+  using Ptr = std::shared_ptr<const T>;
+
+  Informer(Client& client, const Resource& resource, Codec codec, InformerOptions options = {})
+      : client_(client), resource_(resource), codec_(std::move(codec)), options_(options) {}
+  ~Informer() { Stop(); }
+  Informer(const Informer&) = delete;
+  Informer& operator=(const Informer&) = delete;
+
+  Store<T>& store() { return store_; }
+  const Store<T>& store() const { return store_; }
+
+  // Before Start().
+  void AddHandler(EventHandler<T> handler) { handlers_.push_back(std::move(handler)); }
+
+  void Start() {
+    absl::MutexLock lock(&mu_);
+    if (started_) return;
+    started_ = true;
+    thread_ = std::thread([this] { Run(); });
+    if (options_.resync_period > absl::ZeroDuration()) {
+      resync_thread_ = std::thread([this] { ResyncLoop(); });
+    }
+  }
+
+  void Stop() {
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+    }
+    cancel_.store(true);
+    if (thread_.joinable()) thread_.join();
+    if (resync_thread_.joinable()) resync_thread_.join();
+  }
+
+  bool HasSynced() const {
+    absl::MutexLock lock(&mu_);
+    return synced_;
+  }
+
+  // True once synced; false when `deadline` passed or the informer was stopped first.
+  bool WaitForSync(absl::Time deadline) const {
+    absl::MutexLock lock(&mu_);
+    auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return synced_ || stopping_; };
+    mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
+    return synced_;
+  }
+
+  std::string last_resource_version() const {
+    absl::MutexLock lock(&mu_);
+    return resource_version_;
+  }
+
+  InformerStats stats() const {
+    absl::MutexLock lock(&mu_);
+    return stats_;
+  }
+
+ private:
+  void Run() {
+    Backoff backoff(options_.backoff);
+    bool need_list = true;
+    while (!IsStopping()) {
+      absl::Status status;
+      if (need_list) {
+        status = Relist();
+        if (status.ok()) {
+          need_list = false;
+        } else if (IsStopping()) {
+          break;
+        } else {
+          CountError(status);
+          WaitOrStop(backoff.Next());
+          continue;
+        }
+      }
+      bool received = false;
+      status = WatchOnce(received);
+      if (IsStopping()) break;
+      if (IsGone(status)) {
+        absl::MutexLock lock(&mu_);
+        ++stats_.gone;
+        need_list = true;
+        continue;
+      }
+      if (!status.ok()) {
+        CountError(status);
+        // A decode failure or a dropped mid-line event leaves a possible gap: re-list.
+        if (absl::IsInvalidArgument(status) && HttpCodeOf(status) == 0) need_list = true;
+        WaitOrStop(backoff.Next());
+        continue;
+      }
+      if (received) {
+        backoff.Reset();
+      } else {
+        WaitOrStop(backoff.Next());
+      }
+    }
+  }
+
+  bool IsStopping() const {
+    absl::MutexLock lock(&mu_);
+    return stopping_;
+  }
+
+  void CountError(const absl::Status& status) {
+    absl::MutexLock lock(&mu_);
+    ++stats_.errors;
+    stats_.last_error = status.ToString();
+  }
+
+  void WaitOrStop(absl::Duration d) const {
+    absl::MutexLock lock(&mu_);
+    mu_.AwaitWithTimeout(absl::Condition(&stopping_), d);
+  }
+
+  absl::Status Relist() {
+    ListOptions list_options{.label_selector = options_.label_selector,
+                             .field_selector = options_.field_selector,
+                             .limit = options_.page_size};
+    absl::flat_hash_set<std::string> seen;
+    std::string list_rv;
+    absl::Status decode_status;
+    RETURN_IF_ERROR(client_.ListAll(
+        resource_, options_.ns, list_options, [&](const ListPage& page) -> absl::Status {
+          if (IsStopping()) return absl::CancelledError("informer stopped");
+          std::string body = page.body;
+          ListMeta meta;
+          std::vector<Ptr> objects;
+          RETURN_IF_ERROR(
+              ParseList(parser_, body, meta, [&](simdjson::ondemand::object item) -> absl::Status {
+                auto obj = std::make_shared<T>();
+                RETURN_IF_ERROR(codec_.Decode(item, *obj));
+                objects.push_back(std::move(obj));
+                return absl::OkStatus();
+              }));
+          if (list_rv.empty()) list_rv = meta.resource_version;
+          absl::MutexLock dispatch(&dispatch_mu_);
+          for (Ptr& obj : objects) {
+            std::string key = codec_.Key(*obj);
+            Ptr old = store_.Get(key);
+            seen.insert(key);
+            if (old != nullptr && codec_.ResourceVersion(*old) == codec_.ResourceVersion(*obj)) {
+              continue;
+            }
+            store_.Upsert(key, obj);
+            Dispatch(old, obj, /*deleted=*/false);
+          }
+          return absl::OkStatus();
+        }));
+    {
+      absl::MutexLock dispatch(&dispatch_mu_);
+      for (const std::string& key : store_.Keys()) {
+        if (seen.contains(key)) continue;
+        Ptr old = store_.Remove(key);
+        if (old != nullptr) Dispatch(old, old, /*deleted=*/true);
+      }
+    }
+    absl::MutexLock lock(&mu_);
+    resource_version_ = list_rv;
+    synced_ = true;
+    ++stats_.lists;
+    return absl::OkStatus();
+  }
+
+  absl::Status WatchOnce(bool& received) {
+    const std::string rv = last_resource_version();
+    thread_local absl::BitGen gen;
+    const int timeout = options_.watch_timeout_seconds +
+                        absl::Uniform(gen, 0, std::max(1, options_.watch_timeout_seconds));
+    {
+      absl::MutexLock lock(&mu_);
+      ++stats_.watches;
+    }
+    WatchLineSplitter splitter;
+    absl::Status stream_error;
+    const ListOptions filter{.label_selector = options_.label_selector,
+                             .field_selector = options_.field_selector};
+    absl::Status status = client_.Watch(
+        resource_, options_.ns, rv, filter, timeout,
+        [&](std::string_view chunk) {
+          received = true;
+          stream_error = splitter.Feed(chunk, [&](const char* line, size_t len, size_t cap) {
+            return ApplyEvent(line, len, cap);
+          });
+          return stream_error.ok();
+        },
+        &cancel_);
+    if (!stream_error.ok()) return stream_error;
+    return status;
+  }
+
+  absl::Status ApplyEvent(const char* line, size_t length, size_t capacity) {
+    WatchEventType type = WatchEventType::kError;
+    std::string bookmark_rv;
+    absl::Status error;
+    Ptr obj;
+    RETURN_IF_ERROR(ParseWatchEvent(parser_, line, length, capacity, type, bookmark_rv, error,
+                                    [&](simdjson::ondemand::object o) -> absl::Status {
+                                      auto decoded = std::make_shared<T>();
+                                      RETURN_IF_ERROR(codec_.Decode(o, *decoded));
+                                      obj = std::move(decoded);
+                                      return absl::OkStatus();
+                                    }));
+    if (type == WatchEventType::kError) {
+      return error.ok() ? absl::UnknownError("watch ERROR event") : error;
+    }
+    if (type == WatchEventType::kBookmark) {
+      absl::MutexLock lock(&mu_);
+      if (!bookmark_rv.empty()) resource_version_ = bookmark_rv;
+      ++stats_.bookmarks;
+      return absl::OkStatus();
+    }
+    if (obj == nullptr) return absl::InvalidArgumentError("watch event without object");
+    const std::string key = codec_.Key(*obj);
+    {
+      absl::MutexLock dispatch(&dispatch_mu_);
+      if (type == WatchEventType::kDeleted) {
+        Ptr old = store_.Remove(key);
+        if (old != nullptr) Dispatch(old, obj, /*deleted=*/true);
+      } else {
+        Ptr old = store_.Upsert(key, obj);
+        Dispatch(old, obj, /*deleted=*/false);
+      }
+    }
+    absl::MutexLock lock(&mu_);
+    resource_version_ = std::string(codec_.ResourceVersion(*obj));
+    ++stats_.events;
+    return absl::OkStatus();
+  }
+
+  void Dispatch(const Ptr& old, const Ptr& now, bool deleted)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(dispatch_mu_) {
+    for (const EventHandler<T>& h : handlers_) {
+      if (deleted) {
+        if (h.on_delete) h.on_delete(now);
+      } else if (old == nullptr) {
+        if (h.on_add) h.on_add(now);
+      } else if (h.on_update) {
+        h.on_update(old, now);
+      }
+    }
+  }
+
+  void ResyncLoop() {
+    while (true) {
+      WaitOrStop(options_.resync_period);
+      if (IsStopping()) return;
+      absl::MutexLock dispatch(&dispatch_mu_);
+      for (const Ptr& obj : store_.List()) Dispatch(obj, obj, /*deleted=*/false);
+    }
+  }
+
+  Client& client_;
+  const Resource resource_;
+  const Codec codec_;
+  const InformerOptions options_;
+  Store<T> store_;
+  std::vector<EventHandler<T>> handlers_;
+  simdjson::ondemand::parser parser_;  // watch thread only
+
+  mutable absl::Mutex mu_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool synced_ ABSL_GUARDED_BY(mu_) = false;
+  std::string resource_version_ ABSL_GUARDED_BY(mu_);
+  InformerStats stats_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex dispatch_mu_;  // serialises store updates with handler calls
+  std::atomic<bool> cancel_{false};
+  std::thread thread_;
+  std::thread resync_thread_;
+};
+
+// Index functions for the indexes the issue names.
+inline void PodsByNodeName(const PodInfo& pod, std::vector<std::string>& out) {
+  if (!pod.node_name.empty()) out.push_back(pod.node_name);
+}
+inline void PodsByNamespace(const PodInfo& pod, std::vector<std::string>& out) {
+  out.push_back(*pod.meta.namespace_);
+}
+inline void PodsByOwnerUid(const PodInfo& pod, std::vector<std::string>& out) {
+  for (const OwnerRef& owner : pod.meta.owners) out.push_back(owner.uid);
+}
+inline void NodesByProviderId(const NodeInfo& node, std::vector<std::string>& out) {
+  if (!node.provider_id.empty()) out.push_back(node.provider_id);
+}
+// NodeClaims (apis::v1::NodeClaim) by their karpenter.sh/nodepool label.
+template <typename NodeClaimT>
+void NodeClaimsByNodePool(const NodeClaimT& claim, std::vector<std::string>& out) {
+  auto it = claim.metadata.labels.find("karpenter.sh/nodepool");
+  if (it != claim.metadata.labels.end()) out.push_back(it->second);
+}
+
+inline constexpr char kIndexNodeName[] = "spec.nodeName";
+inline constexpr char kIndexNamespace[] = "metadata.namespace";
+inline constexpr char kIndexOwnerUid[] = "metadata.ownerReferences.uid";
+inline constexpr char kIndexProviderId[] = "spec.providerID";
+inline constexpr char kIndexNodePool[] = "karpenter.sh/nodepool";
+
+}  // namespace dovetail::kube

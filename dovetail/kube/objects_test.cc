@@ -1,0 +1,217 @@
+#include "dovetail/kube/objects.h"
+
+#include <string>
+#include <vector>
+
+#include "dovetail/kube/errors.h"
+#include "dovetail/kube/informer.h"
+#include "dovetail/kube/store.h"
+#include "dovetail/kube/watch_event.h"
+#include "gtest/gtest.h"
+
+namespace dovetail::kube {
+namespace {
+
+constexpr char kPodJson[] = R"({
+  "apiVersion": "v1", "kind": "Pod",
+  "metadata": {"name": "web-1", "namespace": "prod", "uid": "u-1", "resourceVersion": "42",
+    "creationTimestamp": "2024-05-01T10:00:00Z",
+    "labels": {"app": "web", "pod-template-hash": "abc"},
+    "annotations": {"karpenter.sh/do-not-disrupt": "true", "huge": "dropped"},
+    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-abc",
+                         "uid": "rs-1", "controller": true}],
+    "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}]},
+  "spec": {
+    "nodeName": "node-a", "priority": 100, "nodeSelector": {"zone": "a"},
+    "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoExecute",
+                     "tolerationSeconds": 30}],
+    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+        {"nodeSelectorTerms": [{"matchExpressions": [{"key": "arch", "operator": "In",
+                                                      "values": ["arm64"]}]}]}}},
+    "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}},
+                {"name": "cfg", "configMap": {"name": "x"}}],
+    "initContainers": [
+      {"name": "sidecar", "restartPolicy": "Always",
+       "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}},
+      {"name": "migrate", "resources": {"requests": {"cpu": "2", "memory": "32Mi"}}}],
+    "containers": [
+      {"name": "a", "image": "nginx", "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}},
+       "ports": [{"containerPort": 80, "hostPort": 8080}]},
+      {"name": "b", "resources": {"requests": {"cpu": "250m"}}}]},
+  "status": {"phase": "Running", "nominatedNodeName": "",
+    "conditions": [{"type": "Ready", "status": "True"},
+                   {"type": "PodScheduled", "status": "True"}]}
+})";
+
+absl::Status DecodePodText(std::string text, StringPool& pool, PodInfo& pod) {
+  DecodeContext ctx{.pool = &pool};
+  simdjson::ondemand::parser parser;
+  simdjson::padded_string padded(text);
+  simdjson::ondemand::document doc;
+  if (parser.iterate(padded).get(doc)) return absl::InvalidArgumentError("iterate");
+  simdjson::ondemand::object obj;
+  if (doc.get_object().get(obj)) return absl::InvalidArgumentError("object");
+  return DecodePod(obj, ctx, pod);
+}
+
+TEST(DecodePodTest, KeepsSchedulingFieldsAndComputesEffectiveRequests) {
+  StringPool pool;
+  PodInfo pod;
+  ASSERT_TRUE(DecodePodText(kPodJson, pool, pod).ok());
+  EXPECT_EQ(pod.meta.Key(), "prod/web-1");
+  EXPECT_EQ(pod.meta.resource_version, "42");
+  ASSERT_NE(pod.meta.Label("app"), nullptr);
+  EXPECT_EQ(*pod.meta.Label("app"), "web");
+  ASSERT_NE(pod.meta.Annotation("karpenter.sh/do-not-disrupt"), nullptr);
+  EXPECT_EQ(pod.meta.Annotation("huge"), nullptr);
+  ASSERT_EQ(pod.meta.owners.size(), 1u);
+  EXPECT_EQ(*pod.meta.owners[0].kind, "ReplicaSet");
+  EXPECT_TRUE(pod.meta.owners[0].controller);
+  EXPECT_EQ(pod.node_name, "node-a");
+  EXPECT_EQ(pod.priority, 100);
+  EXPECT_EQ(pod.phase, apis::core::PodPhase::kRunning);
+  EXPECT_TRUE(pod.ready);
+  EXPECT_FALSE(pod.unschedulable);
+  // cpu: max(containers 500m + sidecar 100m, sidecar 100m + init 2000m) = 2100m.
+  EXPECT_EQ(pod.RequestMilli("cpu"), 2100);
+  // memory: max(1Gi + 64Mi, 64Mi + 32Mi).
+  EXPECT_EQ(pod.RequestMilli("memory"), (int64_t{1} << 30) * 1000 + (int64_t{64} << 20) * 1000);
+  EXPECT_EQ(pod.host_ports, std::vector<int32_t>{8080});
+  EXPECT_EQ(pod.pvc_names, std::vector<std::string>{"data-web-1"});
+  ASSERT_EQ(pod.tolerations.size(), 1u);
+  EXPECT_EQ(pod.tolerations[0].op, 1);
+  EXPECT_EQ(pod.tolerations[0].seconds, 30);
+  auto affinity = pod.ParsedAffinity();
+  ASSERT_TRUE(affinity.ok()) << affinity.status();
+  ASSERT_TRUE(affinity->has_value());
+  EXPECT_EQ((*affinity)->node_affinity->required->terms[0].match_expressions[0].values,
+            std::vector<std::string>{"arm64"});
+}
+
+TEST(DecodePodTest, InternsRepeatedKeysAcrossPods) {
+  StringPool pool;
+  PodInfo a, b;
+  ASSERT_TRUE(DecodePodText(kPodJson, pool, a).ok());
+  ASSERT_TRUE(DecodePodText(kPodJson, pool, b).ok());
+  EXPECT_EQ(a.meta.namespace_, b.meta.namespace_);
+  EXPECT_EQ(a.meta.labels[0].key, b.meta.labels[0].key);
+  EXPECT_LT(ApproximateBytes(a), 2048u);
+}
+
+TEST(DecodePodTest, RejectsMistypedFields) {
+  StringPool pool;
+  PodInfo pod;
+  EXPECT_EQ(DecodePodText(R"({"metadata": {"name": 5}})", pool, pod).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodePodText(R"({"spec": {"containers": [{"resources": {"requests":
+                              {"cpu": "lots"}}}]}})",
+                          pool, pod)
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(DecodeNodeTest, ReadsProviderIdTaintsResourcesAndReadiness) {
+  StringPool pool;
+  DecodeContext ctx{.pool = &pool};
+  simdjson::ondemand::parser parser;
+  simdjson::padded_string text(std::string(R"({"metadata": {"name": "n1", "uid": "u",
+    "labels": {"karpenter.sh/nodepool": "default"}, "finalizers": ["karpenter.sh/termination"]},
+    "spec": {"providerID": "aws:///us-west-2a/i-1", "unschedulable": true,
+             "taints": [{"key": "karpenter.sh/disrupted", "effect": "NoSchedule"}]},
+    "status": {"capacity": {"cpu": "4", "pods": "110"}, "allocatable": {"cpu": "3800m"},
+               "conditions": [{"type": "Ready", "status": "False",
+                               "lastTransitionTime": "2024-01-01T00:00:00Z"}],
+               "images": [{"names": ["big"], "sizeBytes": 1}]}})"));
+  auto doc = parser.iterate(text);
+  NodeInfo node;
+  ASSERT_TRUE(DecodeNode(doc.get_object().value(), ctx, node).ok());
+  EXPECT_EQ(node.meta.Key(), "n1");
+  EXPECT_EQ(node.provider_id, "aws:///us-west-2a/i-1");
+  EXPECT_TRUE(node.unschedulable);
+  ASSERT_EQ(node.taints.size(), 1u);
+  EXPECT_EQ(*node.taints[0].key, "karpenter.sh/disrupted");
+  EXPECT_EQ(node.ready, apis::core::ConditionStatus::kFalse);
+  ASSERT_EQ(node.allocatable.size(), 1u);
+  EXPECT_EQ(node.allocatable[0].milli, 3800);
+  ASSERT_EQ(node.meta.finalizers.size(), 1u);
+}
+
+TEST(WatchLineSplitterTest, ReassemblesEventsSplitAcrossChunks) {
+  WatchLineSplitter splitter;
+  std::vector<std::string> lines;
+  auto collect = [&](const char* data, size_t len, size_t cap) {
+    EXPECT_GE(cap, len + simdjson::SIMDJSON_PADDING);
+    lines.emplace_back(data, len);
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(splitter.Feed("{\"a\":1}\n{\"b\"", collect).ok());
+  ASSERT_TRUE(splitter.Feed(":2}\n\n{\"c\":", collect).ok());
+  EXPECT_EQ(lines, (std::vector<std::string>{"{\"a\":1}", "{\"b\":2}"}));
+  EXPECT_EQ(splitter.pending(), 5u);
+}
+
+absl::Status ParseLine(const std::string& line, WatchEventType& type, std::string& rv,
+                       absl::Status& error, std::string* name = nullptr) {
+  simdjson::ondemand::parser parser;
+  simdjson::padded_string padded(line);
+  return ParseWatchEvent(parser, padded.data(), padded.size(),
+                         padded.size() + simdjson::SIMDJSON_PADDING, type, rv, error,
+                         [&](simdjson::ondemand::object obj) -> absl::Status {
+                           StringPool pool;
+                           CompactMeta meta;
+                           RETURN_IF_ERROR(DecodeMeta(obj, DecodeContext{.pool = &pool}, meta));
+                           if (name != nullptr) *name = meta.name;
+                           return absl::OkStatus();
+                         });
+}
+
+TEST(ParseWatchEventTest, ReadsObjectsBookmarksAndGoneErrors) {
+  WatchEventType type;
+  std::string rv;
+  absl::Status error;
+  std::string name;
+  ASSERT_TRUE(
+      ParseLine(R"({"type":"MODIFIED","object":{"metadata":{"name":"x"}}})", type, rv, error, &name)
+          .ok());
+  EXPECT_EQ(type, WatchEventType::kModified);
+  EXPECT_EQ(name, "x");
+  ASSERT_TRUE(ParseLine(R"({"type":"BOOKMARK","object":{"kind":"Pod","metadata":
+                          {"resourceVersion":"777"}}})",
+                        type, rv, error)
+                  .ok());
+  EXPECT_EQ(type, WatchEventType::kBookmark);
+  EXPECT_EQ(rv, "777");
+  ASSERT_TRUE(ParseLine(R"({"type":"ERROR","object":{"kind":"Status","code":410,
+                          "reason":"Expired","message":"too old resource version"}})",
+                        type, rv, error)
+                  .ok());
+  EXPECT_EQ(type, WatchEventType::kError);
+  EXPECT_TRUE(IsGone(error));
+  EXPECT_FALSE(ParseLine(R"({"type":"NOPE","object":{}})", type, rv, error).ok());
+}
+
+TEST(StoreTest, IndexesFollowUpdatesAndDeletes) {
+  Store<PodInfo> store;
+  store.AddIndex(kIndexNodeName, PodsByNodeName);
+  StringPool pool;
+  auto pod = [&](std::string name, std::string node) {
+    auto p = std::make_shared<PodInfo>();
+    p->meta.namespace_ = pool.Intern("ns");
+    p->meta.name = std::move(name);
+    p->node_name = std::move(node);
+    return p;
+  };
+  store.Upsert("ns/a", pod("a", "n1"));
+  store.Upsert("ns/b", pod("b", "n1"));
+  EXPECT_EQ(store.ByIndex(kIndexNodeName, "n1").size(), 2u);
+  store.Upsert("ns/a", pod("a", "n2"));
+  EXPECT_EQ(store.ByIndex(kIndexNodeName, "n1").size(), 1u);
+  EXPECT_EQ(store.ByIndex(kIndexNodeName, "n2").size(), 1u);
+  ASSERT_NE(store.Remove("ns/b"), nullptr);
+  EXPECT_TRUE(store.ByIndex(kIndexNodeName, "n1").empty());
+  EXPECT_EQ(store.size(), 1u);
+  EXPECT_EQ(store.Remove("ns/missing"), nullptr);
+}
+
+}  // namespace
+}  // namespace dovetail::kube

@@ -1,0 +1,323 @@
+#include "dovetail/kube/rest_client.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "dovetail/common/absl_compat.h"
+#include "dovetail/common/status_macros.h"
+#include "dovetail/kube/errors.h"
+
+namespace dovetail::kube {
+namespace {
+
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct TransferState {
+  std::string* buffer = nullptr;  // buffered mode
+  absl::FunctionRef<bool(std::string_view)>* on_data = nullptr;
+  std::string error_body;  // streaming mode: body of a non-2xx answer
+  bool stopped_by_consumer = false;
+  const std::atomic<bool>* cancel = nullptr;
+  CURL* curl = nullptr;
+  std::optional<absl::Duration> retry_after;
+};
+
+size_t WriteCallback(char* data, size_t size, size_t count, void* user) {
+  auto* state = static_cast<TransferState*>(user);
+  const size_t n = size * count;
+  if (state->buffer != nullptr) {
+    state->buffer->append(data, n);
+    return n;
+  }
+  long code = 0;
+  curl_easy_getinfo(state->curl, CURLINFO_RESPONSE_CODE, &code);
+  if (code < 200 || code >= 300) {
+    state->error_body.append(data, n);
+    return n;
+  }
+  if (!(*state->on_data)(std::string_view(data, n))) {
+    state->stopped_by_consumer = true;
+    return 0;  // aborts the transfer
+  }
+  return n;
+}
+
+size_t HeaderCallback(char* data, size_t size, size_t count, void* user) {
+  auto* state = static_cast<TransferState*>(user);
+  const size_t n = size * count;
+  std::string_view line(data, n);
+  constexpr std::string_view kRetryAfter = "retry-after:";
+  if (line.size() > kRetryAfter.size() &&
+      absl::EqualsIgnoreCase(AsAbsl(line.substr(0, kRetryAfter.size())), AsAbsl(kRetryAfter))) {
+    std::string value(line.substr(kRetryAfter.size()));
+    absl::StripAsciiWhitespace(&value);
+    int64_t seconds = 0;
+    if (absl::SimpleAtoi(value, &seconds) && seconds >= 0) {
+      state->retry_after = absl::Seconds(seconds);
+    }
+  }
+  return n;
+}
+
+int ProgressCallback(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* state = static_cast<TransferState*>(user);
+  return state->cancel != nullptr && state->cancel->load() ? 1 : 0;
+}
+
+bool IsIdempotent(const HttpRequest& request) {
+  return request.method == "GET" || request.method == "HEAD";
+}
+
+}  // namespace
+
+struct RestClient::Handle {
+  CURL* curl = nullptr;
+  ~Handle() {
+    if (curl != nullptr) curl_easy_cleanup(curl);
+  }
+};
+
+std::string UrlEncode(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  for (unsigned char c : value) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<RestClient>> RestClient::Create(const RestConfig& config,
+                                                               RestClientOptions options) {
+  if (config.server.empty()) return absl::InvalidArgumentError("RestConfig without server");
+  GlobalInit();
+  return std::unique_ptr<RestClient>(new RestClient(config, options));
+}
+
+RestClient::RestClient(const RestConfig& config, RestClientOptions options)
+    : config_(config),
+      options_(options),
+      owned_clock_(options.clock == nullptr ? std::make_unique<RealClock>() : nullptr),
+      clock_(options.clock != nullptr ? *options.clock : *owned_clock_),
+      credentials_(config_, clock_),
+      bucket_(config.qps, config.burst, clock_) {}
+
+RestClient::~RestClient() = default;
+
+RestClientStats RestClient::stats() const {
+  return RestClientStats{
+      .requests = requests_.load(), .retries = retries_.load(), .throttled = throttled_.load()};
+}
+
+std::unique_ptr<RestClient::Handle> RestClient::Acquire() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!idle_.empty()) {
+      std::unique_ptr<Handle> handle = std::move(idle_.back());
+      idle_.pop_back();
+      return handle;
+    }
+  }
+  auto handle = std::make_unique<Handle>();
+  handle->curl = curl_easy_init();
+  return handle;
+}
+
+void RestClient::Release(std::unique_ptr<Handle> handle) {
+  absl::MutexLock lock(&mu_);
+  if (idle_.size() < 32) idle_.push_back(std::move(handle));
+}
+
+absl::StatusOr<HttpResponse> RestClient::Perform(Handle& handle, const HttpRequest& request,
+                                                 const Credentials& creds,
+                                                 absl::FunctionRef<bool(std::string_view)>* on_data,
+                                                 const std::atomic<bool>* cancel,
+                                                 bool* connect_failed,
+                                                 std::optional<absl::Duration>* retry_after) {
+  CURL* curl = handle.curl;
+  if (curl == nullptr) return absl::InternalError("curl_easy_init failed");
+  curl_easy_reset(curl);  // keeps live connections, the DNS and TLS session caches
+  HttpResponse response;
+  TransferState state;
+  state.curl = curl;
+  state.cancel = cancel;
+  if (on_data == nullptr) {
+    state.buffer = &response.body;
+  } else {
+    state.on_data = on_data;
+  }
+  const std::string url = config_.server + request.path;
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // gzip when the server offers it
+  curl_easy_setopt(curl, CURLOPT_USERAGENT, config_.user_agent.c_str());
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 10'000L);
+  absl::Duration timeout = request.timeout;
+  if (timeout == absl::ZeroDuration() && on_data == nullptr) timeout = config_.timeout;
+  if (timeout > absl::ZeroDuration()) {
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS,
+                     static_cast<long>(absl::ToInt64Milliseconds(timeout)));
+  }
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  if (request.method == "HEAD") curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  if (!request.body.empty() || request.method == "POST" || request.method == "PUT" ||
+      request.method == "PATCH") {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(request.body.size()));
+  }
+  // TLS.
+  curl_blob ca_blob{};
+  curl_blob cert_blob{};
+  curl_blob key_blob{};
+  if (config_.insecure_skip_tls_verify) {
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+  } else if (!config_.ca_pem.empty()) {
+    ca_blob = curl_blob{const_cast<char*>(config_.ca_pem.data()), config_.ca_pem.size(),
+                        CURL_BLOB_NOCOPY};
+    curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &ca_blob);
+  }
+  if (!creds.client_cert_pem.empty()) {
+    cert_blob = curl_blob{const_cast<char*>(creds.client_cert_pem.data()),
+                          creds.client_cert_pem.size(), CURL_BLOB_COPY};
+    key_blob = curl_blob{const_cast<char*>(creds.client_key_pem.data()),
+                         creds.client_key_pem.size(), CURL_BLOB_COPY};
+    curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
+    curl_easy_setopt(curl, CURLOPT_SSLCERT_BLOB, &cert_blob);
+    curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
+    curl_easy_setopt(curl, CURLOPT_SSLKEY_BLOB, &key_blob);
+  }
+  // Headers.
+  curl_slist* headers = nullptr;
+  headers = curl_slist_append(headers, "Accept: application/json");
+  std::string auth;
+  if (!creds.bearer_token.empty()) {
+    auth = absl::StrCat("Authorization: Bearer ", creds.bearer_token);
+    headers = curl_slist_append(headers, auth.c_str());
+  }
+  std::string content_type;
+  if (!request.content_type.empty()) {
+    content_type = absl::StrCat("Content-Type: ", request.content_type);
+    headers = curl_slist_append(headers, content_type.c_str());
+  }
+  headers = curl_slist_append(headers, "Expect:");
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &WriteCallback);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &state);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &HeaderCallback);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &state);
+  if (cancel != nullptr) {
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &ProgressCallback);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &state);
+  }
+  char error_buffer[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
+
+  requests_.fetch_add(1);
+  const CURLcode rc = curl_easy_perform(curl);
+  curl_slist_free_all(headers);
+  long code = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+  *retry_after = state.retry_after;
+  if (rc != CURLE_OK) {
+    if (state.stopped_by_consumer || (cancel != nullptr && cancel->load())) {
+      response.code = static_cast<int>(code);
+      return response;
+    }
+    *connect_failed = rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST;
+    return TransportError(absl::StrCat(request.method, " ", url, ": ", curl_easy_strerror(rc),
+                                       error_buffer[0] != 0 ? ": " : "", error_buffer),
+                          rc == CURLE_OPERATION_TIMEDOUT);
+  }
+  response.code = static_cast<int>(code);
+  if (code < 200 || code >= 300) {
+    return StatusFromHttp(response.code, on_data == nullptr ? response.body : state.error_body);
+  }
+  return response;
+}
+
+absl::StatusOr<HttpResponse> RestClient::Do(const HttpRequest& request) {
+  Backoff backoff(options_.backoff);
+  bool reauthenticated = false;
+  for (int attempt = 0;; ++attempt) {
+    if (const absl::Duration wait = bucket_.Reserve(); wait > absl::ZeroDuration()) {
+      throttled_.fetch_add(1);
+      absl::SleepFor(wait);
+    }
+    ASSIGN_OR_RETURN(const Credentials creds, credentials_.Get());
+    std::unique_ptr<Handle> handle = Acquire();
+    bool connect_failed = false;
+    std::optional<absl::Duration> retry_after;
+    absl::StatusOr<HttpResponse> result =
+        Perform(*handle, request, creds, nullptr, nullptr, &connect_failed, &retry_after);
+    Release(std::move(handle));
+    if (result.ok()) return result;
+    const absl::Status& status = result.status();
+    const int code = HttpCodeOf(status);
+    if (code == 401 && !reauthenticated) {
+      reauthenticated = true;
+      credentials_.Invalidate();
+      continue;
+    }
+    if (!request.retry || attempt >= options_.max_retries) return status;
+    bool retryable = false;
+    if (code == 429) {
+      retryable = true;
+    } else if (code >= 500) {
+      retryable = IsIdempotent(request) || retry_after.has_value();
+    } else if (code == 0) {
+      retryable = connect_failed || IsIdempotent(request);
+    }
+    if (!retryable) return status;
+    absl::Duration wait = backoff.Next();
+    if (retry_after.has_value()) wait = std::min(*retry_after, options_.max_retry_after);
+    retries_.fetch_add(1);
+    absl::SleepFor(wait);
+  }
+}
+
+absl::Status RestClient::Stream(const HttpRequest& request,
+                                absl::FunctionRef<bool(std::string_view)> on_data,
+                                const std::atomic<bool>* cancel) {
+  if (const absl::Duration wait = bucket_.Reserve(); wait > absl::ZeroDuration()) {
+    throttled_.fetch_add(1);
+    absl::SleepFor(wait);
+  }
+  ASSIGN_OR_RETURN(const Credentials creds, credentials_.Get());
+  std::unique_ptr<Handle> handle = Acquire();
+  bool connect_failed = false;
+  std::optional<absl::Duration> retry_after;
+  absl::StatusOr<HttpResponse> result =
+      Perform(*handle, request, creds, &on_data, cancel, &connect_failed, &retry_after);
+  Release(std::move(handle));
+  if (!result.ok() && HttpCodeOf(result.status()) == 401) credentials_.Invalidate();
+  return result.status();
+}
+
+}  // namespace dovetail::kube

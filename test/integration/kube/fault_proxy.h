@@ -1,0 +1,169 @@
+// An HTTP proxy in front of the real API server that injects faults: every Nth request answered
+// 500, watch streams cut abruptly after N bytes (mid-event), responses delayed, or everything
+// refused (a partition). Clients talk plain HTTP to it; it talks to the API server with the
+// fixture's credentials through a kube::RestClient without retries.
+// Test-only. Thread-safe (httplib serves requests on its own thread pool).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "dovetail/kube/config.h"
+#include "dovetail/kube/errors.h"
+#include "dovetail/kube/rest_client.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+
+namespace dovetail::kube::testing {
+
+struct Faults {
+  int fail_every = 0;          // every Nth request gets a 500 (0: never)
+  size_t cut_watch_after = 0;  // cut a watch mid-chunk once it carried this many bytes
+  absl::Duration delay = absl::ZeroDuration();  // before answering
+  bool partition = false;                       // refuse everything with 503 and end open watches
+};
+
+class FaultProxy {
+ public:
+  explicit FaultProxy(const RestConfig& upstream) {
+    auto rest = RestClient::Create(upstream, {.max_retries = 0});
+    upstream_ = std::move(*rest);
+    auto handler = [this](const httplib::Request& req, httplib::Response& res) { Serve(req, res); };
+    server_.Get(".*", handler);
+    server_.Post(".*", handler);
+    server_.Put(".*", handler);
+    server_.Patch(".*", handler);
+    server_.Delete(".*", handler);
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (!server_.is_running() && absl::Now() < deadline) std::this_thread::yield();
+  }
+
+  ~FaultProxy() {
+    SetFaults({.partition = true});  // ends open watches
+    server_.stop();
+    thread_.join();
+  }
+
+  RestConfig ClientConfig() const {
+    RestConfig config;
+    config.server = "http://127.0.0.1:" + std::to_string(port_);
+    config.qps = 0;
+    return config;
+  }
+
+  void SetFaults(Faults faults) {
+    absl::MutexLock lock(&mu_);
+    faults_ = faults;
+    partitioned_.store(faults.partition);
+  }
+
+  int64_t injected() const { return injected_.load(); }
+
+ private:
+  Faults faults() {
+    absl::MutexLock lock(&mu_);
+    return faults_;
+  }
+
+  static void WriteStatus(httplib::Response& res, int code, const std::string& reason,
+                          const std::string& message) {
+    res.status = code;
+    res.set_content(nlohmann::json({{"kind", "Status"},
+                                    {"apiVersion", "v1"},
+                                    {"status", "Failure"},
+                                    {"code", code},
+                                    {"reason", reason},
+                                    {"message", message}})
+                        .dump(),
+                    "application/json");
+  }
+
+  void Serve(const httplib::Request& req, httplib::Response& res) {
+    const Faults f = faults();
+    const int64_t n = ++requests_;
+    if (f.delay > absl::ZeroDuration()) absl::SleepFor(f.delay);
+    if (f.partition) {
+      ++injected_;
+      return WriteStatus(res, 503, "ServiceUnavailable", "injected partition");
+    }
+    if (f.fail_every > 0 && n % f.fail_every == 0) {
+      ++injected_;
+      return WriteStatus(res, 500, "InternalError", "injected failure");
+    }
+    HttpRequest up{.method = req.method,
+                   .path = req.target,
+                   .body = req.body,
+                   .content_type = req.get_header_value("Content-Type"),
+                   .retry = false};
+    const bool watch = req.target.find("watch=1") != std::string::npos ||
+                       req.target.find("watch=true") != std::string::npos;
+    if (!watch) {
+      absl::StatusOr<HttpResponse> response = upstream_->Do(up);
+      if (response.ok()) {
+        res.status = response->code;
+        res.set_content(response->body, "application/json");
+      } else {
+        const int code = HttpCodeOf(response.status());
+        WriteStatus(res, code == 0 ? 502 : code, ReasonOf(response.status()),
+                    std::string(response.status().message()));
+      }
+      return;
+    }
+    up.timeout = absl::ZeroDuration();
+    const size_t cut = f.cut_watch_after;
+    // The API server's watch media type; httplib does not gzip it (gzip would buffer events).
+    res.set_chunked_content_provider(
+        "application/json;stream=watch", [this, up, cut](size_t, httplib::DataSink& sink) {
+          size_t sent = 0;
+          bool cut_now = false;
+          absl::Status status = upstream_->Stream(
+              up,
+              [&](std::string_view chunk) {
+                if (partitioned_.load()) return false;
+                if (cut > 0 && sent >= cut) {
+                  // Send part of the chunk, then drop the connection mid-event.
+                  sink.write(chunk.data(), chunk.size() / 2);
+                  cut_now = true;
+                  ++injected_;
+                  return false;
+                }
+                sent += chunk.size();
+                return sink.write(chunk.data(), chunk.size());
+              },
+              &partitioned_);
+          if (cut_now || partitioned_.load()) return false;  // abrupt close
+          if (!status.ok()) {
+            const std::string line =
+                nlohmann::json({{"type", "ERROR"},
+                                {"object",
+                                 {{"kind", "Status"},
+                                  {"code", HttpCodeOf(status) == 0 ? 500 : HttpCodeOf(status)},
+                                  {"reason", ReasonOf(status)},
+                                  {"message", std::string(status.message())}}}})
+                    .dump() +
+                "\n";
+            sink.write(line.data(), line.size());
+          }
+          sink.done();
+          return true;
+        });
+  }
+
+  std::unique_ptr<RestClient> upstream_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  absl::Mutex mu_;
+  Faults faults_;
+  std::atomic<bool> partitioned_{false};
+  std::atomic<int64_t> requests_{0};
+  std::atomic<int64_t> injected_{0};
+};
+
+}  // namespace dovetail::kube::testing
