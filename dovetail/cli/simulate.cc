@@ -70,7 +70,8 @@ void RegisterSimulateCommand(CLI::App& app, ExitCode& exit_code) {
                   "On-demand prices CSV (region,instance_type,usd_per_hour)");
   cmd->add_option("--spot-prices", flags->catalog.spot_prices,
                   "Spot prices CSV (region,zone,instance_type,usd_per_hour)");
-  cmd->add_option("--region", flags->catalog.region, "Region (default us-east-1; kwok: test-region)");
+  cmd->add_option("--region", flags->catalog.region,
+                  "Region (default us-east-1; kwok: test-region)");
   cmd->add_option("--zones", flags->zones, "Zones, comma separated (default: the region's a,b,c)");
   cmd->add_option("-o,--output", flags->output, "Output format")
       ->check(CLI::IsMember({"json", "table"}));

@@ -1,10 +1,11 @@
 // `dovetail version`: build identity, for bug reports and `karpenter_build_info`-style metrics.
 
+#include "dovetail/common/version.h"
+
 #include <iostream>
 #include <memory>
 
 #include "dovetail/cli/commands.h"
-#include "dovetail/common/version.h"
 
 namespace dovetail::cli {
 
@@ -16,8 +17,8 @@ void RegisterVersionCommand(CLI::App& app, ExitCode& exit_code) {
     const BuildInfo& info = GetBuildInfo();
     if (*json) {
       std::cout << "{\"version\":\"" << info.version << "\",\"commit\":\"" << info.commit
-                << "\",\"buildType\":\"" << info.build_type << "\",\"compiler\":\""
-                << info.compiler << "\"}\n";
+                << "\",\"buildType\":\"" << info.build_type << "\",\"compiler\":\"" << info.compiler
+                << "\"}\n";
     } else {
       std::cout << "dovetail " << info.version << " (commit " << info.commit << ", "
                 << info.build_type << ", " << info.compiler << ")\n";

@@ -9,12 +9,11 @@
 #define DOVETAIL_STATUS_CONCAT_(a, b) DOVETAIL_STATUS_CONCAT_INNER_(a, b)
 
 // RETURN_IF_ERROR(expr): evaluates expr (a Status or StatusOr) and returns its status if not OK.
-#define RETURN_IF_ERROR(expr)                                                       \
-  do {                                                                              \
-    if (auto _dovetail_status = ::dovetail::internal::ToStatus(expr);               \
-        !_dovetail_status.ok()) {                                                   \
-      return _dovetail_status;                                                      \
-    }                                                                               \
+#define RETURN_IF_ERROR(expr)                                                                   \
+  do {                                                                                          \
+    if (auto _dovetail_status = ::dovetail::internal::ToStatus(expr); !_dovetail_status.ok()) { \
+      return _dovetail_status;                                                                  \
+    }                                                                                           \
   } while (false)
 
 // ASSIGN_OR_RETURN(lhs, expr): evaluates expr (a StatusOr<T>); on error returns its status,

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "dovetail/apis/aws/v1/ec2nodeclass.h"
 #include "dovetail/apis/core/namespace.h"
 #include "dovetail/apis/core/node.h"
 #include "dovetail/apis/core/persistent_volume.h"
@@ -17,7 +18,6 @@
 #include "dovetail/apis/core/pod_requests.h"
 #include "dovetail/apis/core/storage_class.h"
 #include "dovetail/apis/core/workloads.h"
-#include "dovetail/apis/aws/v1/ec2nodeclass.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/apis/validation/validation.h"
@@ -45,9 +45,9 @@ absl::StatusOr<cloudprovider::Catalog> LoadCatalog(const CatalogSpec& spec) {
   if (std::filesystem::is_directory(spec.catalog)) {
     files = cloudprovider::ReadCatalogDirectory(spec.catalog);
     if (files.ok() && !spec.spot_prices.empty()) {
-      auto spot = cloudprovider::ReadCatalogFiles(spec.catalog + "/instance-types.csv",
-                                                  spec.catalog + "/on-demand-prices.csv",
-                                                  spec.spot_prices);
+      auto spot =
+          cloudprovider::ReadCatalogFiles(spec.catalog + "/instance-types.csv",
+                                          spec.catalog + "/on-demand-prices.csv", spec.spot_prices);
       if (!spot.ok()) return spot.status();
       files->spot_prices = spot->spot_prices;
     }
@@ -114,12 +114,23 @@ std::unique_ptr<core::Pod> PodFromTemplate(const core::PodTemplateSpec& t, const
 
 bool IsKnownIgnoredKind(const std::string& api_version, const std::string& kind) {
   // Kinds that may sit in the same files but do not affect node provisioning.
-  static const char* kIgnored[] = {"Service",  "ConfigMap",          "Secret",
-                                   "ServiceAccount", "Role",         "RoleBinding",
-                                   "ClusterRole",    "ClusterRoleBinding", "Ingress",
-                                   "PodDisruptionBudget", "HorizontalPodAutoscaler",
-                                   "NetworkPolicy",  "PriorityClass", "CustomResourceDefinition",
-                                   "LimitRange",     "ResourceQuota", "CSINode"};
+  static const char* kIgnored[] = {"Service",
+                                   "ConfigMap",
+                                   "Secret",
+                                   "ServiceAccount",
+                                   "Role",
+                                   "RoleBinding",
+                                   "ClusterRole",
+                                   "ClusterRoleBinding",
+                                   "Ingress",
+                                   "PodDisruptionBudget",
+                                   "HorizontalPodAutoscaler",
+                                   "NetworkPolicy",
+                                   "PriorityClass",
+                                   "CustomResourceDefinition",
+                                   "LimitRange",
+                                   "ResourceQuota",
+                                   "CSINode"};
   for (const char* k : kIgnored) {
     if (kind == k) return true;
   }
@@ -247,7 +258,8 @@ absl::StatusOr<std::unique_ptr<Scenario>> Scenario::FromManifests(
     }
   }
   // Every NodePool and EC2NodeClass must be valid, as the API server would insist.
-  std::vector<apis::validation::ObjectErrors> errors = apis::validation::ValidateManifests(karpenter);
+  std::vector<apis::validation::ObjectErrors> errors =
+      apis::validation::ValidateManifests(karpenter);
   std::vector<std::string> lines;
   for (const auto& obj : errors) {
     for (const auto& e : obj.errors) {
@@ -255,7 +267,8 @@ absl::StatusOr<std::unique_ptr<Scenario>> Scenario::FromManifests(
     }
   }
   if (!lines.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("invalid objects:\n  ", absl::StrJoin(lines, "\n  ")));
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid objects:\n  ", absl::StrJoin(lines, "\n  ")));
   }
   for (const auto& ds : impl.daemon_sets) {
     impl.daemon_pods.push_back(PodFromTemplate(ds.spec.template_, ds.metadata.namespace_,
@@ -328,8 +341,8 @@ absl::StatusOr<solver::Input> Scenario::BuildInput(const cloudprovider::Catalog&
     }
     t.requirements = std::move(*reqs);
     t.requirements.Intersect(Requirements::FromLabels(np.spec.template_.metadata.labels));
-    t.requirements.Add(scheduling::Requirement::In(std::string(v1::kNodePoolLabelKey),
-                                                   {np.metadata.name}));
+    t.requirements.Add(
+        scheduling::Requirement::In(std::string(v1::kNodePoolLabelKey), {np.metadata.name}));
     t.labels = np.spec.template_.metadata.labels;
     t.annotations = np.spec.template_.metadata.annotations;
     t.taints = np.spec.template_.spec.taints;
@@ -352,10 +365,10 @@ absl::StatusOr<solver::Input> Scenario::BuildInput(const cloudprovider::Catalog&
   for (const auto& p : bound_) in.bound_pods.push_back(p.get());
   for (size_t i = 0; i < impl.daemon_sets.size(); ++i) {
     const auto& ds = impl.daemon_sets[i];
-    in.daemon_sets.push_back({absl::StrCat(ds.metadata.namespace_.empty() ? "default"
-                                                                          : ds.metadata.namespace_,
-                                           "/", ds.metadata.name),
-                              impl.daemon_pods[i].get()});
+    in.daemon_sets.push_back(
+        {absl::StrCat(ds.metadata.namespace_.empty() ? "default" : ds.metadata.namespace_, "/",
+                      ds.metadata.name),
+         impl.daemon_pods[i].get()});
   }
   for (const auto& ns : impl.namespaces) in.namespace_labels[ns.metadata.name] = ns.metadata.labels;
   // Volume topology: bound PVCs follow their PV's node affinity, unbound ones their
@@ -373,7 +386,8 @@ absl::StatusOr<solver::Input> Scenario::BuildInput(const cloudprovider::Catalog&
     bool any = false;
     for (const auto& v : p->spec.volumes) {
       if (!v.persistent_volume_claim) continue;
-      auto it = pvcs.find(absl::StrCat(p->metadata.namespace_, "/", v.persistent_volume_claim->claim_name));
+      auto it = pvcs.find(
+          absl::StrCat(p->metadata.namespace_, "/", v.persistent_volume_claim->claim_name));
       if (it == pvcs.end()) continue;
       const core::PersistentVolumeClaim& pvc = *it->second;
       std::vector<Requirements> options_for_volume;
@@ -501,9 +515,9 @@ nlohmann::json ToJson(const Result& r) {
 }
 
 std::string ToTable(const Result& r) {
-  std::string out = absl::StrFormat("%-28s %-14s %-16s %-10s %-14s %10s %10s %5s %6s %6s\n",
-                                    "NODE", "NODEPOOL", "INSTANCE-TYPE", "CAPACITY", "ZONE",
-                                    "$/HOUR", "$/MONTH", "PODS", "CPU%", "MEM%");
+  std::string out = absl::StrFormat("%-28s %-14s %-16s %-10s %-14s %10s %10s %5s %6s %6s\n", "NODE",
+                                    "NODEPOOL", "INSTANCE-TYPE", "CAPACITY", "ZONE", "$/HOUR",
+                                    "$/MONTH", "PODS", "CPU%", "MEM%");
   absl::flat_hash_map<std::string, int> per_pool;
   auto util = [](const ResourceList& req, const cloudprovider::InstanceTypePtr& it, const char* r) {
     if (it == nullptr) return 0.0;
@@ -528,8 +542,9 @@ std::string ToTable(const Result& r) {
   for (const auto& e : r.plan.existing) existing_pods += e.pods.size();
   size_t new_pods = 0;
   for (const auto& c : r.plan.node_claims) new_pods += c.pods.size();
-  absl::StrAppendFormat(&out, "\n%d new node(s) for %d pod(s), %d pod(s) on existing nodes, %d "
-                              "unschedulable\n",
+  absl::StrAppendFormat(&out,
+                        "\n%d new node(s) for %d pod(s), %d pod(s) on existing nodes, %d "
+                        "unschedulable\n",
                         static_cast<int>(r.plan.node_claims.size()), static_cast<int>(new_pods),
                         static_cast<int>(existing_pods),
                         static_cast<int>(r.plan.unschedulable.size()));

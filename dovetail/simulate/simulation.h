@@ -25,9 +25,9 @@ struct CatalogSpec {
   // "kwok" for the built-in synthetic catalog, or the path of an instance-types CSV (or of a
   // directory holding instance-types.csv, on-demand-prices.csv and optionally spot-prices.csv).
   std::string catalog = "kwok";
-  std::string prices;       // on-demand prices CSV (region,instance_type,usd_per_hour)
-  std::string spot_prices;  // spot prices CSV (region,zone,instance_type,usd_per_hour)
-  std::string region;       // default: us-east-1 for CSV catalogs, test-region for kwok
+  std::string prices;              // on-demand prices CSV (region,instance_type,usd_per_hour)
+  std::string spot_prices;         // spot prices CSV (region,zone,instance_type,usd_per_hour)
+  std::string region;              // default: us-east-1 for CSV catalogs, test-region for kwok
   std::vector<std::string> zones;  // default: the region's a, b and c
 };
 

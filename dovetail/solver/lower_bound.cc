@@ -15,9 +15,8 @@ absl::Status CheckProblem(const LpProblem& p) {
   const int ncols = static_cast<int>(p.columns.size());
   for (size_t j = 0; j < p.columns.size(); ++j) {
     if (static_cast<int>(p.columns[j].capacity.size()) != p.dimensions) {
-      return absl::InvalidArgumentError(absl::StrCat("column ", j, " has ",
-                                                     p.columns[j].capacity.size(),
-                                                     " dimensions, want ", p.dimensions));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "column ", j, " has ", p.columns[j].capacity.size(), " dimensions, want ", p.dimensions));
     }
   }
   for (size_t d = 0; d < p.demands.size(); ++d) {
@@ -137,8 +136,8 @@ absl::StatusOr<LpResult> SolveCostLowerBound(const LpProblem& p) {
     return absl::FailedPreconditionError("the pods cannot be covered by the offered columns");
   }
   if (!model.isProvenOptimal()) {
-    return absl::InternalError(absl::StrCat("Clp did not reach an optimum (status ",
-                                            model.status(), ")"));
+    return absl::InternalError(
+        absl::StrCat("Clp did not reach an optimum (status ", model.status(), ")"));
   }
   LpResult result;
   result.bound = model.objectiveValue();

@@ -7,8 +7,8 @@
 //              sum_{j in cols(g)} x_j            >= count_g         for every distinct-node group g
 //              0 <= x_j <= max_count_j, y >= 0
 //
-// Every integral plan (pods on whole nodes) is feasible for this LP, so its optimum is a lower bound
-// on any plan's cost. A column is one launchable (pool, instance type, offering) with its
+// Every integral plan (pods on whole nodes) is feasible for this LP, so its optimum is a lower
+// bound on any plan's cost. A column is one launchable (pool, instance type, offering) with its
 // allocatable after DaemonSet overhead, or the free room of an existing node at price 0 with
 // max_count 1. A distinct-node group holds pods that each need a node of their own (hostname
 // anti-affinity). Solved with COIN-OR Clp. Pure function; thread-safe.
@@ -22,15 +22,15 @@
 namespace dovetail::solver {
 
 struct LpColumn {
-  double price = 0;                 // per hour
-  std::vector<double> capacity;     // one entry per resource dimension
+  double price = 0;              // per hour
+  std::vector<double> capacity;  // one entry per resource dimension
   double max_count = std::numeric_limits<double>::infinity();
 };
 
 struct LpDemand {
-  double count = 0;               // pods in this class
-  std::vector<double> request;    // per pod, one entry per resource dimension
-  std::vector<int> columns;       // columns able to host one of these pods
+  double count = 0;             // pods in this class
+  std::vector<double> request;  // per pod, one entry per resource dimension
+  std::vector<int> columns;     // columns able to host one of these pods
 };
 
 struct LpDistinctGroup {
@@ -46,8 +46,8 @@ struct LpProblem {
 };
 
 struct LpResult {
-  double bound = 0;                    // optimal LP objective
-  std::vector<double> column_counts;   // x_j at the optimum (fractional)
+  double bound = 0;                   // optimal LP objective
+  std::vector<double> column_counts;  // x_j at the optimum (fractional)
 };
 
 // Errors: InvalidArgument for inconsistent dimensions or column indices; FailedPrecondition when a

@@ -47,10 +47,10 @@ TEST(CostLowerBoundTest, DistinctNodeGroupNeedsOneNodePerPod) {
 }
 
 TEST(CostLowerBoundTest, FreeRoomOnExistingNodesCostsNothing) {
-  LpProblem p{.dimensions = 1,
-              .columns = {{.price = 0.0, .capacity = {3}, .max_count = 1},
-                          {.price = 1.0, .capacity = {4}}},
-              .demands = {{.count = 7, .request = {1}, .columns = {0, 1}}}};
+  LpProblem p{
+      .dimensions = 1,
+      .columns = {{.price = 0.0, .capacity = {3}, .max_count = 1}, {.price = 1.0, .capacity = {4}}},
+      .demands = {{.count = 7, .request = {1}, .columns = {0, 1}}}};
   auto r = SolveCostLowerBound(p);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_NEAR(r->bound, 1.0, 1e-9);

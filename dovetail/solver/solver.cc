@@ -19,7 +19,6 @@
 #include "dovetail/solver/lower_bound.h"
 #include "dovetail/solver/type_set.h"
 
-
 namespace dovetail::solver {
 
 using cloudprovider::Offering;
@@ -73,9 +72,9 @@ class ResourceIndex {
     ResourceList out;
     for (size_t i = 0; i < a.size(); ++i) {
       if (a[i] == 0) continue;
-      QuantityFormat f =
-          names_[i] == "memory" || names_[i] == "ephemeral-storage" ? QuantityFormat::kBinarySI
-                                                                     : QuantityFormat::kDecimalSI;
+      QuantityFormat f = names_[i] == "memory" || names_[i] == "ephemeral-storage"
+                             ? QuantityFormat::kBinarySI
+                             : QuantityFormat::kDecimalSI;
       out[names_[i]] = Quantity::FromMilli(a[i], f);
     }
     return out;
@@ -222,7 +221,9 @@ struct HostPort {
   apis::core::Protocol protocol = apis::core::Protocol::kTCP;
   bool Conflicts(const HostPort& o) const {
     if (port != o.port || protocol != o.protocol) return false;
-    auto wildcard = [](const std::string& ip) { return ip.empty() || ip == "0.0.0.0" || ip == "::"; };
+    auto wildcard = [](const std::string& ip) {
+      return ip.empty() || ip == "0.0.0.0" || ip == "::";
+    };
     return wildcard(ip) || wildcard(o.ip) || ip == o.ip;
   }
 };
@@ -238,7 +239,7 @@ bool PortsConflict(const std::vector<HostPort>& a, const std::vector<HostPort>& 
 
 // Which preferences a variant still honours (upstream's relaxation order).
 struct RelaxState {
-  int required_term = 0;         // index of the required node selector term in use
+  int required_term = 0;  // index of the required node selector term in use
   int pref_affinity_dropped = 0;
   int pref_anti_dropped = 0;
   int pref_node_dropped = 0;
@@ -261,8 +262,8 @@ struct Variant {
   std::vector<Toleration> tolerations;
   std::vector<int> owned;  // topology groups this pod must satisfy
   std::vector<PoolFit> pool_fit;
-  std::vector<int8_t> node_fit;  // per existing node: -1 unknown, 0 no, 1 static checks pass
-  size_t claim_cursor = 0;       // claims before this index permanently reject this variant
+  std::vector<int8_t> node_fit;      // per existing node: -1 unknown, 0 no, 1 static checks pass
+  size_t claim_cursor = 0;           // claims before this index permanently reject this variant
   std::vector<size_t> retry_claims;  // claims that rejected for reasons that may change
 };
 
@@ -278,7 +279,7 @@ struct PodClass {
   // Topology terms, by kind, as group ids (preferred ones sorted heaviest first).
   std::vector<int> required_affinity, required_anti, spread_required;
   std::vector<int> preferred_affinity, preferred_anti, spread_anyway;
-  std::vector<int> counting;  // counting_groups + owner groups for anti-affinity owner counts
+  std::vector<int> counting;        // counting_groups + owner groups for anti-affinity owner counts
   std::vector<int> owner_anti_all;  // every anti-affinity term it owns (required + preferred)
   // Preferred node affinity terms sorted heaviest first.
   std::vector<const apis::core::NodeSelectorTerm*> preferred_node_terms;
@@ -316,8 +317,8 @@ struct Claim {
 
 struct PoolInfo {
   const PoolTemplate* t = nullptr;
-  TypeSet types;      // types new NodeClaims may use (after the improvement pass's cap)
-  TypeSet all_types;  // every type of the pool: where topology domains come from
+  TypeSet types;                  // types new NodeClaims may use (after the improvement pass's cap)
+  TypeSet all_types;              // every type of the pool: where topology domains come from
   std::vector<Amounts> overhead;  // per global type index (only pool types are meaningful)
   std::vector<Amounts> effective;  // allocatable minus overhead, per global type index
   std::vector<HostPort> ds_ports;
@@ -401,8 +402,7 @@ void AppendSchedulingKey(const apis::core::PodSpec& s, std::string* key) {
   for (const auto& c : s.topology_spread_constraints) {
     absl::StrAppend(key, c.max_skew, "\x1d", c.topology_key, "\x1d",
                     static_cast<int>(c.when_unsatisfiable), "\x1d", c.min_domains.value_or(-1),
-                    "\x1d",
-                    c.node_affinity_policy ? static_cast<int>(*c.node_affinity_policy) : -1,
+                    "\x1d", c.node_affinity_policy ? static_cast<int>(*c.node_affinity_policy) : -1,
                     "\x1d", c.node_taints_policy ? static_cast<int>(*c.node_taints_policy) : -1,
                     "\x1d", c.label_selector ? "s" : "-");
     if (c.label_selector) AppendSelector(*c.label_selector, key);
@@ -576,8 +576,7 @@ absl::Status SolverImpl::BuildPools() {
     for (const auto& ds : in_.daemon_sets) {
       if (ds.pod == nullptr) continue;
       const auto& spec = ds.pod->spec;
-      if (!scheduling::Tolerates(spec.tolerations, t->taints,
-                                 scheduling::PreferNoSchedule::kIgnore)
+      if (!scheduling::Tolerates(spec.tolerations, t->taints, scheduling::PreferNoSchedule::kIgnore)
                .ok()) {
         continue;
       }
@@ -601,7 +600,8 @@ absl::Status SolverImpl::BuildPools() {
     pi.types.ForEach([&](size_t i) {
       const TypeInfo& ti = types_[i];
       for (const auto& [req, reqs] : daemons) {
-        if (cloudprovider::RequirementsIntersect(ti.type->requirements(), reqs)) AddTo(pi.overhead[i], req);
+        if (cloudprovider::RequirementsIntersect(ti.type->requirements(), reqs))
+          AddTo(pi.overhead[i], req);
       }
       pi.effective[i] = ti.allocatable;
       SubFloor(pi.effective[i], pi.overhead[i]);
@@ -693,8 +693,8 @@ absl::Status SolverImpl::BuildNodes() {
       for (const auto& c : spec.containers) {
         for (const auto& port : c.ports) {
           if (port.host_port > 0) {
-            s.ports.push_back({port.host_ip, port.host_port,
-                               port.protocol.value_or(apis::core::Protocol::kTCP)});
+            s.ports.push_back(
+                {port.host_ip, port.host_port, port.protocol.value_or(apis::core::Protocol::kTCP)});
           }
         }
       }
@@ -881,10 +881,9 @@ void SolverImpl::ComputeEligibleDomains(TopologyGroup& g, const PodClass& cls) {
     g.eligible.insert(table.Intern(value));
   };
   for (const auto& pool : pools_) {
-    if (g.taint_filter &&
-        !scheduling::Tolerates(*g.taint_filter, pool.t->taints,
-                                scheduling::PreferNoSchedule::kIgnore)
-             .ok()) {
+    if (g.taint_filter && !scheduling::Tolerates(*g.taint_filter, pool.t->taints,
+                                                 scheduling::PreferNoSchedule::kIgnore)
+                               .ok()) {
       continue;
     }
     if (!g.FilterAdmits(pool.t->requirements, AllowUndefined::kWellKnownLabels)) continue;
@@ -896,7 +895,8 @@ void SolverImpl::ComputeEligibleDomains(TopologyGroup& g, const PodClass& cls) {
       const TypeInfo& ti = types_[i];
       if (zone || ct) {
         for (size_t p = 0; p < pairs_.zones.size(); ++p) {
-          if (ti.available.test(p)) values.insert(zone ? pairs_.zones[p] : pairs_.capacity_types[p]);
+          if (ti.available.test(p))
+            values.insert(zone ? pairs_.zones[p] : pairs_.capacity_types[p]);
         }
         return;
       }
@@ -1008,8 +1008,8 @@ absl::Status SolverImpl::BuildClasses() {
       for (const auto& ct : s.containers) {
         for (const auto& port : ct.ports) {
           if (port.host_port > 0) {
-            c.ports.push_back({port.host_ip, port.host_port,
-                               port.protocol.value_or(apis::core::Protocol::kTCP)});
+            c.ports.push_back(
+                {port.host_ip, port.host_port, port.protocol.value_or(apis::core::Protocol::kTCP)});
           }
         }
       }
@@ -1045,7 +1045,8 @@ absl::Status SolverImpl::BuildClasses() {
       for (const auto& w : s.affinity->pod_affinity->preferred) pref.push_back(&w);
       std::stable_sort(pref.begin(), pref.end(),
                        [](auto* a, auto* b) { return a->weight > b->weight; });
-      for (auto* w : pref) c.preferred_affinity.push_back(GroupFor(GroupKind::kAffinity, c.ns, w->term, p));
+      for (auto* w : pref)
+        c.preferred_affinity.push_back(GroupFor(GroupKind::kAffinity, c.ns, w->term, p));
     }
     if (s.affinity && s.affinity->pod_anti_affinity) {
       for (const auto& t : s.affinity->pod_anti_affinity->required) {
@@ -1283,13 +1284,13 @@ const PoolFit& SolverImpl::FitForPool(int vi, int pi) {
       fit.status = absl::FailedPreconditionError(
           "no instance type has an available offering in the required zones/capacity types");
     } else {
-      fit.status = absl::FailedPreconditionError(absl::StrCat(
-          "no instance type has enough resources for requests ",
-          absl::StrJoin(res_.ToList(c.requests), ", ",
-                        [](std::string* out, const auto& kv) {
-                          absl::StrAppend(out, kv.first, "=", kv.second.ToString());
-                        }),
-          " plus daemonset overhead"));
+      fit.status = absl::FailedPreconditionError(
+          absl::StrCat("no instance type has enough resources for requests ",
+                       absl::StrJoin(res_.ToList(c.requests), ", ",
+                                     [](std::string* out, const auto& kv) {
+                                       absl::StrAppend(out, kv.first, "=", kv.second.ToString());
+                                     }),
+                       " plus daemonset overhead"));
     }
   }
   return fit;
@@ -1331,15 +1332,13 @@ absl::Status SolverImpl::CheckTopologyNode(const Variant& v, const PodClass& c,
         if (!g.is_hostname) {
           min = std::numeric_limits<int64_t>::max();
           for (int e : g.eligible) min = std::min(min, g.Count(e));
-          if (g.eligible.empty() ||
-              static_cast<int32_t>(g.eligible.size()) < g.min_domains) {
+          if (g.eligible.empty() || static_cast<int32_t>(g.eligible.size()) < g.min_domains) {
             min = 0;
           }
         }
         if (count + self - min > g.max_skew) {
-          return absl::FailedPreconditionError(
-              absl::StrCat("would violate topology spread (maxSkew ", g.max_skew, ") on ", g.key,
-                           "=", value));
+          return absl::FailedPreconditionError(absl::StrCat(
+              "would violate topology spread (maxSkew ", g.max_skew, ") on ", g.key, "=", value));
         }
         break;
       }
@@ -1384,7 +1383,8 @@ std::vector<int> SolverImpl::ClaimDomains(const TopologyGroup& g, const Claim& c
     if (zone || ct) {
       bool ok = false;
       for (size_t p = 0; p < pairs_.zones.size() && !ok; ++p) {
-        if (offered.test(p) && (zone ? pairs_.zones[p] : pairs_.capacity_types[p]) == name) ok = true;
+        if (offered.test(p) && (zone ? pairs_.zones[p] : pairs_.capacity_types[p]) == name)
+          ok = true;
       }
       if (!ok) continue;
     }
@@ -1472,8 +1472,7 @@ absl::Status SolverImpl::ApplyTopologyClaim(const Variant& v, const PodClass& c,
         if (!g.is_hostname) {
           min = std::numeric_limits<int64_t>::max();
           for (int e : g.eligible) min = std::min(min, g.Count(e));
-          if (g.eligible.empty() ||
-              static_cast<int32_t>(g.eligible.size()) < g.min_domains) {
+          if (g.eligible.empty() || static_cast<int32_t>(g.eligible.size()) < g.min_domains) {
             min = 0;
           }
         }
@@ -1483,8 +1482,8 @@ absl::Status SolverImpl::ApplyTopologyClaim(const Variant& v, const PodClass& c,
           if (best < 0 || g.Count(d) < g.Count(best)) best = d;
         }
         if (best < 0) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "would violate topology spread (maxSkew ", g.max_skew, ") on ", g.key));
+          return absl::FailedPreconditionError(
+              absl::StrCat("would violate topology spread (maxSkew ", g.max_skew, ") on ", g.key));
         }
         narrow(g, {best});
         break;
@@ -1553,9 +1552,9 @@ absl::Status SolverImpl::MinValuesOk(const Requirements& reqs, const TypeSet& ty
     });
     if (static_cast<int32_t>(values.size()) < *r.min_values()) {
       if (in_.options.min_values_strict) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "minValues requirement is not met for label ", r.key(), " (", values.size(), " < ",
-            *r.min_values(), ")"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("minValues requirement is not met for label ", r.key(), " (",
+                         values.size(), " < ", *r.min_values(), ")"));
       }
       *relaxed = true;
     }
@@ -1571,17 +1570,18 @@ absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
   const PoolFit& fit = FitForPool(vi, claim.pool);
   if (!fit.status.ok()) return fit.status;
   const PoolInfo& pool = pools_[claim.pool];
-  if (PortsConflict(c.ports, claim.ports)) return absl::FailedPreconditionError("host port conflict");
+  if (PortsConflict(c.ports, claim.ports))
+    return absl::FailedPreconditionError("host port conflict");
 
-  const bool joined = std::find(claim.variants.begin(), claim.variants.end(), vi) !=
-                      claim.variants.end();
+  const bool joined =
+      std::find(claim.variants.begin(), claim.variants.end(), vi) != claim.variants.end();
   if (!joined) {
     if (absl::Status s = claim.reqs.Compatible(v.reqs, AllowUndefined::kWellKnownLabels); !s.ok()) {
       return s;
     }
   }
-  const bool narrow = !joined || !v.owned.empty() || !c.inverse.empty() ||
-                      !c.volume_alternatives.empty();
+  const bool narrow =
+      !joined || !v.owned.empty() || !c.inverse.empty() || !c.volume_alternatives.empty();
   // Each volume topology alternative is tried in turn (none: one pass with no extra
   // requirements); the first that leaves an instance type wins.
   const size_t alternatives = std::max<size_t>(1, c.volume_alternatives.size());
@@ -1615,8 +1615,8 @@ absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
     bool any = false;
     types.ForEach([&](size_t i) {
       const TypeInfo& ti = types_[i];
-      bool ok = Fits(Amounts(res_.size(), 0), used, pool.effective[i]) &&
-                (ti.available & pairs).any();
+      bool ok =
+          Fits(Amounts(res_.size(), 0), used, pool.effective[i]) && (ti.available & pairs).any();
       if (ok && reqs_changed && (!joined || !c.volume_alternatives.empty())) {
         ok = cloudprovider::RequirementsIntersect(ti.type->requirements(), *use);
       }
@@ -1667,7 +1667,8 @@ absl::Status SolverImpl::TryNewClaim(int vi, int pi) {
         }
       }
     });
-    if (!types.Any()) return absl::ResourceExhaustedError("all instance types exceed the nodepool's limits");
+    if (!types.Any())
+      return absl::ResourceExhaustedError("all instance types exceed the nodepool's limits");
   }
   Claim claim;
   claim.pool = pi;
@@ -1947,7 +1948,7 @@ void SolverImpl::ComputeLowerBound(Plan& plan) {
   // valid bound, and in the usual case only the cheapest offering of each type remains.
   std::vector<std::vector<int>> demand_columns(nd);
   std::vector<std::pair<std::pair<int, int>, std::vector<int>>> fit_list(fitting.begin(),
-                                                                          fitting.end());
+                                                                         fitting.end());
   std::sort(fit_list.begin(), fit_list.end());
   for (const auto& [key, ds] : fit_list) {
     const auto [pi, t] = key;

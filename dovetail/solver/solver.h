@@ -87,11 +87,11 @@ struct Options {
 };
 
 struct Input {
-  std::vector<const Pod*> pods;             // pods to place
-  std::vector<ExistingNode> nodes;          // existing nodes and in-flight NodeClaims
-  std::vector<PoolTemplate> pools;          // in any order; tried by weight desc, name desc
-  std::vector<const Pod*> bound_pods;       // pods already on `nodes` (requests and topology)
-  std::vector<DaemonSetPod> daemon_sets;    // overhead on new nodes and missing on existing ones
+  std::vector<const Pod*> pods;           // pods to place
+  std::vector<ExistingNode> nodes;        // existing nodes and in-flight NodeClaims
+  std::vector<PoolTemplate> pools;        // in any order; tried by weight desc, name desc
+  std::vector<const Pod*> bound_pods;     // pods already on `nodes` (requests and topology)
+  std::vector<DaemonSetPod> daemon_sets;  // overhead on new nodes and missing on existing ones
   absl::flat_hash_map<std::string, StringMap> namespace_labels;
   // Per pod (by pointer): alternatives of volume topology requirements (PV node affinity terms or
   // StorageClass allowed topologies); the pod may use any one alternative.
@@ -132,9 +132,9 @@ struct Plan {
   std::vector<NewNodeClaim> node_claims;
   std::vector<ExistingPlacement> existing;  // only nodes that receive pods, in input order
   std::vector<Unschedulable> unschedulable;
-  double total_price = 0;                   // sum of node_claims' prices, per hour
-  std::optional<double> lower_bound;        // LP bound on the cost of any plan for these pods
-  std::string lower_bound_error;            // why there is no bound, when there is none
+  double total_price = 0;             // sum of node_claims' prices, per hour
+  std::optional<double> lower_bound;  // LP bound on the cost of any plan for these pods
+  std::string lower_bound_error;      // why there is no bound, when there is none
 };
 
 // Errors: InvalidArgument for inconsistent input (null pods, duplicate pool names); never for pods

@@ -151,7 +151,9 @@ TEST_F(SolverTest, FillsExistingNodesBeforeLaunching) {
 
 TEST_F(SolverTest, DoesNotScheduleOnConflictingNodeSelector) {
   in_.pools.push_back(Pool("default", SmallCatalog()));
-  AddPods(1, "1", "1Gi", {}, [](Pod& p) { p.spec.node_selector = {{"kubernetes.io/arch", "arm64"}}; });
+  AddPods(1, "1", "1Gi", {}, [](Pod& p) {
+    p.spec.node_selector = {{"kubernetes.io/arch", "arm64"}};
+  });
   Plan plan = MustSolve();
   EXPECT_TRUE(plan.node_claims.empty());
   ASSERT_EQ(plan.unschedulable.size(), 1u);
@@ -325,7 +327,8 @@ TEST_F(SolverTest, InverseAntiAffinityOfExistingPodsIsHonoured) {
   in_.pools.push_back(Pool("default", SmallCatalog()));
   ExistingNode n;
   n.name = "node-1";
-  n.labels = {{"kubernetes.io/arch", "amd64"}, {"topology.kubernetes.io/zone", "zone-a"},
+  n.labels = {{"kubernetes.io/arch", "amd64"},
+              {"topology.kubernetes.io/zone", "zone-a"},
               {"kubernetes.io/hostname", "node-1"}};
   n.allocatable = {{"cpu", Q("16")}, {"memory", Q("32Gi")}, {"pods", Q("110")}};
   in_.nodes.push_back(n);
