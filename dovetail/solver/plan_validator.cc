@@ -31,7 +31,6 @@ using apis::core::NodeSelectorTerm;
 using apis::core::PodAffinityTerm;
 using apis::core::Protocol;
 using apis::core::Taint;
-using apis::core::TaintEffect;
 using apis::core::TopologySpreadConstraint;
 using apis::core::UnsatisfiableConstraintAction;
 using cloudprovider::InstanceType;

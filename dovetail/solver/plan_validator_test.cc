@@ -15,9 +15,7 @@ namespace {
 using apis::core::NodeSelectorRequirement;
 using apis::core::NodeSelectorTerm;
 using apis::core::SelectorOperator;
-using apis::core::Taint;
 using apis::core::TaintEffect;
-using ::testing::IsEmpty;
 using test_builders::AddAffinity;
 using test_builders::AddAntiAffinity;
 using test_builders::AddHostPort;
@@ -33,6 +31,7 @@ using test_builders::SmallCatalog;
 using test_builders::Tolerate;
 using test_builders::Type;
 using test_builders::TypeSpec;
+using ::testing::IsEmpty;
 namespace v1 = apis::v1;
 
 constexpr std::string_view kZone = v1::kLabelTopologyZone;
@@ -40,6 +39,7 @@ constexpr std::string_view kHost = v1::kLabelHostname;
 
 std::string Describe(const std::vector<Violation>& vs) {
   std::vector<std::string> lines;
+  lines.reserve(vs.size());
   for (const auto& v : vs) lines.push_back(v.ToString());
   return absl::StrJoin(lines, "\n");
 }
@@ -55,7 +55,8 @@ bool HasKind(const std::vector<Violation>& vs, ViolationKind kind) {
 class PlanValidatorTest : public ::testing::Test {
  protected:
   NewNodeClaim Claim(const std::string& pool_name, const std::string& type_name,
-                     const std::string& zone, const std::string& ct, std::vector<Pod*> pods) {
+                     const std::string& zone, const std::string& ct,
+                     const std::vector<Pod*>& pods) {
     const PoolTemplate* pool = nullptr;
     for (const auto& p : s_.input.pools) {
       if (p.name == pool_name) pool = &p;
@@ -97,7 +98,7 @@ class PlanValidatorTest : public ::testing::Test {
     return c;
   }
   // Makes `names` the claim's options (and its instance-type requirement).
-  void SetTypes(NewNodeClaim& c, std::vector<std::string> names,
+  void SetTypes(NewNodeClaim& c, const std::vector<std::string>& names,
                 std::vector<InstanceTypePtr> types) {
     c.requirements.Remove(v1::kLabelInstanceType);
     c.requirements.Add(scheduling::Requirement::In(std::string(v1::kLabelInstanceType), names));

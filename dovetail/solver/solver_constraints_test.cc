@@ -1,6 +1,6 @@
 // Constraint tests for the solver: the tricky cases of each constraint kind, each plan also checked
-// by the independent PlanValidator. Tests named Bug_* reproduce solver bugs found by the property
-// test (solver_property_test.cc); they fail until solver.cc is fixed.
+// by the independent PlanValidator, and regression tests for the solver bugs the property test
+// (solver_property_test.cc) found.
 #include <map>
 #include <set>
 #include <string>
@@ -19,7 +19,6 @@ namespace {
 using apis::core::NodeSelectorRequirement;
 using apis::core::SelectorOperator;
 using apis::core::TaintEffect;
-using ::testing::HasSubstr;
 using test_builders::AddAffinity;
 using test_builders::AddAntiAffinity;
 using test_builders::AddHostPort;
@@ -35,6 +34,7 @@ using test_builders::SmallCatalog;
 using test_builders::Tolerate;
 using test_builders::Type;
 using test_builders::TypeSpec;
+using ::testing::HasSubstr;
 namespace v1 = apis::v1;
 
 constexpr std::string_view kZone = v1::kLabelTopologyZone;
@@ -49,6 +49,7 @@ class SolverConstraintsTest : public ::testing::Test {
     if (!plan.ok()) return Plan{};
     std::vector<Violation> vs = ValidatePlan(s_.input, *plan);
     std::vector<std::string> lines;
+    lines.reserve(vs.size());
     for (const auto& v : vs) lines.push_back(v.ToString());
     EXPECT_TRUE(vs.empty()) << "plan violations:\n" << absl::StrJoin(lines, "\n");
     return *plan;
@@ -65,7 +66,7 @@ class SolverConstraintsTest : public ::testing::Test {
     return n;
   }
   // A pool limited to `zones`.
-  PoolTemplate ZonalPool(const std::string& name, std::vector<std::string> zones) {
+  PoolTemplate ZonalPool(const std::string& name, const std::vector<std::string>& zones) {
     PoolTemplate p = Pool(name, SmallCatalog());
     p.requirements.Add(scheduling::Requirement::In(std::string(kZone), zones));
     return p;
@@ -344,10 +345,9 @@ TEST_F(SolverConstraintsTest, MinValuesOnArchitectureNeedsBothArchitectures) {
   EXPECT_THAT(plan.unschedulable[0].reason, HasSubstr("minValues"));
 }
 
-// ---- bugs found by the property test
-// -------------------------------------------------------------- Regressions: each of these failed
-// on the solver this suite was written against; the cause is noted. Tests named Bug_* still fail
-// and describe an open bug.
+// ---- bugs found by the property test ---------------------------------------------------------
+// Regressions: each of these failed on the solver this suite was first run against (the cause is
+// noted); a test for an open bug is named Bug* and says how it fails.
 
 // Regression: an anti-affinity pod on a NodeClaim that could still launch in several zones was not
 // recorded (RecordPlacement only counted single-valued domains), so zonal self anti-affinity
@@ -476,13 +476,10 @@ TEST_F(SolverConstraintsTest, LowerBoundCountsPoolsReachableAfterRelaxation) {
   EXPECT_LE(*plan.lower_bound, plan.total_price + 1e-9);
 }
 
-// BUG: nodeTaintsPolicy=Honor drops nodes and NodePools with PreferNoSchedule taints from a spread
-// constraint's domains: ComputeEligibleDomains and NodePassesFilter call scheduling::Tolerates()
-// with the default PreferNoSchedule::kMustTolerate. kube-scheduler's policy only considers
-// NoSchedule and NoExecute taints. The only pool here has a PreferNoSchedule taint, so only n1's
-// zone-a counts and the new web pod joins zone-a: a skew of 2 against the empty zones b and c.
-// Fix: pass PreferNoSchedule::kIgnore in both calls.
-TEST_F(SolverConstraintsTest, Bug_SpreadTaintsPolicyTreatsPreferNoScheduleAsExcluding) {
+// Regression: nodeTaintsPolicy=Honor dropped nodes and NodePools with PreferNoSchedule taints from
+// a spread constraint's domains (Tolerates() with PreferNoSchedule::kMustTolerate); the policy
+// only concerns NoSchedule and NoExecute. Only n1's zone-a counted, and the new web pod joined it.
+TEST_F(SolverConstraintsTest, SpreadTaintsPolicyIgnoresPreferNoScheduleTaints) {
   PoolTemplate p = Pool("soft", SmallCatalog());
   p.taints.push_back({"soft", "x", TaintEffect::kPreferNoSchedule});
   s_.input.pools.push_back(p);
@@ -496,14 +493,11 @@ TEST_F(SolverConstraintsTest, Bug_SpreadTaintsPolicyTreatsPreferNoScheduleAsExcl
   EXPECT_TRUE(plan.existing.empty());
 }
 
-// BUG: the improvement pass in Solve() accepts a capped plan that leaves as many pods
-// unschedulable as the first plan, even other pods. First plan: `big` takes a claim whose largest
-// option (r8) is charged against the 13-cpu limit, so one `db` pod finds no room. Capped at c1
-// (1 cpu), the re-run places all five `db` pods and leaves `big` unschedulable with a false reason
-// ("no instance type has enough resources"), and wins because it is cheaper; the first plan's
-// lower bound, kept, can then exceed the returned plan's price. Fix: accept an alternative only if
-// its unschedulable pods are a subset of the first plan's.
-TEST_F(SolverConstraintsTest, Bug_ImprovementPassTradesAPlaceablePodForAnother) {
+// Regression: the improvement pass accepted a capped plan that left as many pods unschedulable as
+// the first plan, even other pods: capped at c1 (1 cpu), the re-run placed all five `db` pods
+// and left `big` unschedulable with a false reason ("no instance type has enough resources"),
+// and the first plan's lower bound, kept, exceeded the returned plan's price.
+TEST_F(SolverConstraintsTest, ImprovementPassNeverTradesAPlacedPodForAnother) {
   TypeSpec cg2{.name = "cg2", .cpu = 2, .mem_gi = 4, .price = 0.0748, .arch = "arm64"};
   cg2.spot_factor = 0.7;
   TypeSpec r8{.name = "r8", .cpu = 8, .mem_gi = 64, .price = 0.4896};

@@ -202,7 +202,7 @@ Scenario Generate(uint64_t seed) {
     t.name = absl::StrCat(f.name, arm ? "g" : "", ".", cpu, "x");
     if (!names.insert(t.name).second) continue;
     t.cpu = cpu;
-    t.mem_gi = cpu * f.mem_per_cpu;
+    t.mem_gi = int64_t{cpu} * f.mem_per_cpu;
     t.arch = arm ? "arm64" : "amd64";
     t.price = cpu * 0.04 * f.factor * (arm ? 0.85 : 1.0) * (0.9 + 0.2 * r.Int(0, 10) / 10.0);
     if (r.Chance(0.2)) {
@@ -616,6 +616,7 @@ std::string Describe(const Plan& plan) {
   std::vector<std::string> lines;
   auto pods = [](const std::vector<const Pod*>& ps) {
     std::vector<std::string> names;
+    names.reserve(ps.size());
     for (const Pod* p : ps) names.push_back(p->metadata.name);
     return absl::StrJoin(names, ",");
   };
@@ -722,7 +723,7 @@ std::optional<Failure> Check(const Scenario& scenario) {
   auto world = Build(scenario);
   const Input& in = world->scene.input;
   auto plan = Solve(in);
-  if (!plan.ok()) return Failure{"solve-error", std::string(plan.status().ToString())};
+  if (!plan.ok()) return Failure{"solve-error", plan.status().ToString()};
   std::vector<Violation> vs = ValidatePlan(in, *plan);
   if (!vs.empty()) {
     std::set<std::string> kinds;

@@ -209,7 +209,7 @@ class Scene {
   // Adds `n` pods named prefix-i; `edit` customises each.
   template <typename Edit>
   std::vector<Pod*> AddPods(int n, const std::string& prefix, const char* cpu, const char* mem,
-                            StringMap labels, Edit edit) {
+                            const StringMap& labels, Edit edit) {
     std::vector<Pod*> out;
     for (int i = 0; i < n; ++i) {
       Pod* p = AddPod(MakePod(absl::StrCat(prefix, "-", i), cpu, mem, labels));
@@ -219,8 +219,8 @@ class Scene {
     return out;
   }
   std::vector<Pod*> AddPods(int n, const std::string& prefix, const char* cpu, const char* mem,
-                            StringMap labels = {}) {
-    return AddPods(n, prefix, cpu, mem, std::move(labels), [](Pod&) {});
+                            const StringMap& labels = {}) {
+    return AddPods(n, prefix, cpu, mem, labels, [](Pod&) {});
   }
 
   Input input;
