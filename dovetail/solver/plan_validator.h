@@ -31,6 +31,13 @@
 //    rule included); pods that never can are violations;
 //  - NodePool limits (the largest option of each claim, as Karpenter accounts them, and the node
 //    count) and the plan's total price.
+// Semantic choices, where Kubernetes and Karpenter leave room: several required pod-affinity terms
+// are checked term by term (the API's "all terms must be satisfied"; kube-scheduler's
+// implementation only counts pods that match every term); a spread constraint's domains are those
+// of the cluster's nodes plus every value a NodePool could still launch into (zone and capacity
+// type from available offerings only; a fresh node for the hostname key), filtered by the node
+// inclusion policies; a DaemonSet runs where its pod tolerates the NoSchedule/NoExecute taints and
+// matches the node's labels.
 // Soft constraints (preferred affinities, ScheduleAnyway, PreferNoSchedule) are not checked.
 // Bound pods that are terminal do not use resources; terminal or terminating ones are not counted
 // for topology. Violations among pods that were already bound are not the plan's and not reported.
