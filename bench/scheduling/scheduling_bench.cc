@@ -12,8 +12,8 @@
 // The timed loop calls Solve with the lower bound off (the bound is an LP solved after packing);
 // once timing is done, one more Solve with the bound on supplies the cost counters and
 // bound_solve_ms (that Solve's CPU time, packing included; minus the timed CPU time it is the
-// LP's cost). Every plan is re-checked by
-// CheckPlan; a plan that fails the check fails the benchmark.
+// LP's cost). Every plan is re-checked by CheckPlan; a plan that fails the check fails the
+// benchmark.
 //
 // Times: Google Benchmark's CPU time (this thread) is the figure to read; the machine is shared, so
 // real time includes waiting for the neighbours.
@@ -24,7 +24,8 @@
 // The label names the instance types the plan spends most on.
 //
 // Flags besides Google Benchmark's: --bound=false skips the extra Solve with the bound (for
-// profiling the packing alone).
+// profiling the packing alone); --improve=false turns off the solver's improvement pass
+// (Options::improve) to measure what it costs and buys.
 //
 // The AWS catalog is read from $DOVETAIL_SHARED_DIR/data/aws (default <repo>/../shared); without
 // it the aws_* benchmarks are skipped with an error message.
@@ -60,13 +61,14 @@ namespace {
 namespace v1 = apis::v1;
 
 bool g_bound = true;
+bool g_improve = true;
 
 struct Scenario {
   PodSet pods;
   solver::Input input;  // input.pods point into `pods`
   std::vector<std::string> zones;
   absl::Status setup_error;
-  // Unconstrained scenarios: also price the single-type reference plan over these types.
+  // Unconstrained scenarios: also price the reference plans (reference_plans.h) over these types.
   std::vector<cloudprovider::InstanceTypePtr> reference_types;
 };
 
@@ -145,8 +147,8 @@ double ThreadCpuMs() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
-// The instance types the plan spends most on, e.g. "62% m7i.48xlarge, 20% c7a.48xlarge", for the
-// label: what kind of nodes the packing chose.
+// The instance types the plan spends most on, e.g. "12x spot c8i.96xlarge (58% of cost), ...", for
+// the label: what kind of nodes the packing chose.
 std::string TypeMix(const solver::Plan& plan) {
   std::map<std::string, std::pair<double, int>> spend;
   for (const auto& c : plan.node_claims) {
@@ -176,6 +178,7 @@ void RunSolve(benchmark::State& state, const Scenario& s) {
   }
   solver::Input timed = s.input;
   timed.options.lower_bound = false;
+  timed.options.improve = g_improve;
   absl::StatusOr<solver::Plan> plan;
   for (auto _ : state) {
     plan = solver::Solve(timed);
@@ -222,6 +225,7 @@ void RunSolve(benchmark::State& state, const Scenario& s) {
   if (!g_bound) return;
   solver::Input bounded = s.input;
   bounded.options.lower_bound = true;
+  bounded.options.improve = g_improve;
   const double start = ThreadCpuMs();
   absl::StatusOr<solver::Plan> with_bound = solver::Solve(bounded);
   state.counters["bound_solve_ms"] = ThreadCpuMs() - start;
@@ -272,6 +276,8 @@ int main(int argc, char** argv) {
       dovetail::bench::g_bound = false;
     } else if (arg == "--bound=true" || arg == "--bound") {
       dovetail::bench::g_bound = true;
+    } else if (arg == "--improve=false") {
+      dovetail::bench::g_improve = false;
     } else {
       argv[kept++] = argv[i];
     }

@@ -183,7 +183,9 @@ int FieldCodec::DecodeEnumIndex(const Json& json, std::span<const std::string_vi
   std::string supported;
   for (std::string_view name : names) {
     if (!supported.empty()) supported += ", ";
-    supported += "\"" + std::string(name) + "\"";
+    supported.push_back('"');
+    supported.append(name.data(), name.size());
+    supported.push_back('"');
   }
   Fail(absl::StrCat("unsupported value \"", text, "\": supported values: ", supported));
   return -1;
