@@ -3,10 +3,13 @@
 #
 #   include(KubeCluster)
 #
-#   dovetail_kube_fixture(FIXTURE_NAME <name> [E2E] [LABELS <label>...])
+#   dovetail_kube_fixture(FIXTURE_NAME <name> [E2E] [LABELS <label>...] [UP_ARGS <arg>...])
 #     Adds the CTest tests <name>_up (FIXTURES_SETUP <name>) and <name>_down
 #     (FIXTURES_CLEANUP <name>) running `cluster.py up|down --dir ${CMAKE_BINARY_DIR}/kube/<name>`.
 #     E2E also starts kube-scheduler, kube-controller-manager and kwok (`up --all`).
+#     UP_ARGS are appended to `cluster.py up` (e.g. "--apiserver-arg=--watch-cache-sizes=...";
+#     quote arguments holding `#`). Tests that restart the API server
+#     (`cluster.py restart-apiserver`) should use a fixture of their own.
 #     LABELS defaults to `e2e` with E2E, else `integration`. Calling it again with the same name
 #     and options is a no-op, so any directory may declare a fixture it uses.
 #
@@ -68,7 +71,7 @@ if(NOT TARGET kube-binaries)
 endif()
 
 function(dovetail_kube_fixture)
-  cmake_parse_arguments(ARG "E2E" "FIXTURE_NAME" "LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "E2E" "FIXTURE_NAME" "LABELS;UP_ARGS" ${ARGN})
   if(NOT ARG_FIXTURE_NAME)
     message(FATAL_ERROR "dovetail_kube_fixture: FIXTURE_NAME is required")
   endif()
@@ -83,7 +86,7 @@ function(dovetail_kube_fixture)
       set(ARG_LABELS integration)
     endif()
   endif()
-  set(signature "E2E=${ARG_E2E};LABELS=${ARG_LABELS}")
+  set(signature "E2E=${ARG_E2E};LABELS=${ARG_LABELS};UP_ARGS=${ARG_UP_ARGS}")
 
   get_property(defined GLOBAL PROPERTY "DOVETAIL_KUBE_FIXTURE_${name}" SET)
   if(defined)
@@ -103,7 +106,8 @@ function(dovetail_kube_fixture)
   endif()
   set(env "DOVETAIL_CACHE=${DOVETAIL_KUBE_CACHE}")
   add_test(NAME ${name}_up
-           COMMAND ${DOVETAIL_PYTHON3} "${DOVETAIL_KUBE_HARNESS}" up --dir "${dir}" ${extra})
+           COMMAND ${DOVETAIL_PYTHON3} "${DOVETAIL_KUBE_HARNESS}" up --dir "${dir}" ${extra}
+                   ${ARG_UP_ARGS})
   set_tests_properties(${name}_up PROPERTIES
     FIXTURES_SETUP ${name}
     LABELS "${ARG_LABELS}"

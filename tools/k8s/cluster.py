@@ -5,13 +5,20 @@
     cluster.py down --dir DIR [--grace S]
     cluster.py env  --dir DIR
     cluster.py status --dir DIR
+    cluster.py restart-apiserver --dir DIR [--grace S] [--timeout S]
 
 `up` builds (or reuses) the binaries with tools/k8s/build, generates a CA and certificates with the
 `openssl` CLI, starts etcd and kube-apiserver (and on request kube-scheduler,
 kube-controller-manager and kwok) on free 127.0.0.1 ports, each in its own session/process group,
 waits until each one is ready, and writes DIR/kubeconfig (admin, O=system:masters) and
 DIR/state.json (pids, ports, logs). Logs go to DIR/logs/<component>.log, etcd data to DIR/etcd.
-If anything fails, `up` stops what it started and exits non-zero.
+If anything fails, `up` stops what it started and exits non-zero. `--apiserver-arg=--flag=value`
+(repeatable) appends a flag to kube-apiserver's command line (e.g. per-fixture watch-cache sizes).
+
+`restart-apiserver` stops kube-apiserver (SIGTERM, SIGKILL after the grace period) and starts it
+again with the argv recorded in DIR/state.json (same port, certificates and etcd), then waits for
+/readyz. etcd and the other components keep running. Tests use it to prove that watches survive
+an API server restart.
 
 `down` stops everything recorded in DIR/state.json, plus any process still running from the bin dir
 whose command line names DIR (covers an `up` killed halfway): SIGTERM to the process group, then
@@ -323,7 +330,7 @@ class Cluster:
             time.sleep(0.25)
 
     # --- up
-    def up(self, want: set[str], timeout: float) -> None:
+    def up(self, want: set[str], timeout: float, apiserver_args: list[str] | None = None) -> None:
         old = self.load_state()
         if any(alive(c["pid"], c.get("start_time")) for c in old.get("components", {}).values()):
             log(f"a cluster is already running in {self.dir}; stopping it first")
@@ -404,6 +411,7 @@ class Cluster:
         ]
         if disabled_admission:
             api_argv.append(f"--disable-admission-plugins={','.join(disabled_admission)}")
+        api_argv.extend(apiserver_args or [])
         self.start("kube-apiserver", api_argv, {"secure": api})
         self.state["server"] = f"https://127.0.0.1:{api}"
         self.state["disabled_admission_plugins"] = disabled_admission
@@ -484,6 +492,38 @@ class Cluster:
         self.state["status"] = "ready"
         self.state["ready_after_s"] = round(time.time() - self.state["started_at"], 1)
         self.save_state()
+
+
+    # --- restart-apiserver
+    def restart_apiserver(self, grace: float, timeout: float) -> float:
+        """Stops kube-apiserver and starts it again from its recorded argv; returns the seconds
+        it was unavailable (stop + start + ready)."""
+        self.state = self.load_state()
+        comp = self.state.get("components", {}).get("kube-apiserver")
+        if not comp:
+            raise HarnessError(f"no kube-apiserver recorded in {self.state_path}")
+        etcd = self.state["components"].get("etcd")
+        if not etcd or not alive(etcd["pid"], etcd.get("start_time")):
+            raise HarnessError("etcd is not running; cannot restart kube-apiserver alone")
+        began = time.monotonic()
+        if alive(comp["pid"], comp.get("start_time")):
+            stop_group([("kube-apiserver", comp["pid"], comp.get("start_time"))], grace)
+        # start() truncates the log: keep the previous run's next to it.
+        logf = Path(comp["log"])
+        if logf.exists():
+            logf.replace(logf.with_suffix(".log.prev"))
+        self.start("kube-apiserver", comp["argv"], comp["ports"])
+        tls = admin_tls(self.pki)
+        port = comp["ports"]["secure"]
+
+        def api_probe():
+            code, body = http_get("127.0.0.1", port, "/readyz", tls)
+            return code == 200, body
+
+        self.wait_ready("kube-apiserver", api_probe, timeout)
+        self.state["apiserver_restarts"] = self.state.get("apiserver_restarts", 0) + 1
+        self.save_state()
+        return time.monotonic() - began
 
 
 def _ok(resp: tuple[int, str]) -> tuple[bool, str]:
@@ -597,7 +637,7 @@ def cmd_up(args) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGHUP, on_signal)
     try:
-        cluster.up(want, args.timeout)
+        cluster.up(want, args.timeout, args.apiserver_arg)
     except BaseException as e:  # noqa: BLE001 - clean up on anything, including Ctrl-C
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         msg = str(e) if isinstance(e, HarnessError) else f"{type(e).__name__}: {e}"
@@ -644,6 +684,14 @@ def cmd_down(args) -> int:
     return 0
 
 
+def cmd_restart_apiserver(args) -> int:
+    cluster = Cluster(Path(args.dir))
+    took = cluster.restart_apiserver(args.grace, args.timeout)
+    pid = cluster.state["components"]["kube-apiserver"]["pid"]
+    log(f"kube-apiserver restarted in {took:.1f}s (pid {pid})")
+    return 0
+
+
 def cmd_env(args) -> int:
     d = Path(args.dir).resolve()
     state = Cluster(d).load_state()
@@ -678,6 +726,8 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("--kwok", action="store_true", help="also run kwok (fake kubelets)")
     up.add_argument("--all", action="store_true", help="scheduler + controller-manager + kwok")
     up.add_argument("--timeout", type=float, default=120.0, help="readiness timeout per component (s)")
+    up.add_argument("--apiserver-arg", action="append", default=[], metavar="FLAG",
+                    help="extra kube-apiserver flag, e.g. --apiserver-arg=--watch-cache-sizes=configmaps#0")
     up.set_defaults(func=cmd_up)
     down = sub.add_parser("down", help="stop the control plane in DIR (idempotent)")
     down.add_argument("--dir", required=True)
@@ -689,6 +739,11 @@ def main(argv: list[str] | None = None) -> int:
     st = sub.add_parser("status", help="show the components and whether they run")
     st.add_argument("--dir", required=True)
     st.set_defaults(func=cmd_status)
+    rs = sub.add_parser("restart-apiserver", help="stop kube-apiserver and start it again (same argv)")
+    rs.add_argument("--dir", required=True)
+    rs.add_argument("--grace", type=float, default=15.0, help="seconds between SIGTERM and SIGKILL")
+    rs.add_argument("--timeout", type=float, default=120.0, help="readiness timeout (s)")
+    rs.set_defaults(func=cmd_restart_apiserver)
     args = ap.parse_args(argv)
     try:
         return args.func(args)
