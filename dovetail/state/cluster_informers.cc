@@ -1,0 +1,64 @@
+#include "dovetail/state/cluster_informers.h"
+
+#include <memory>
+
+namespace dovetail::state {
+
+ClusterInformers::ClusterInformers(kube::Client& client, Cluster& cluster,
+                                   kube::InformerOptions options)
+    : context_{.pool = &pool_},
+      pods_(client, kube::resources::kPods, kube::PodCodec{&context_}, options),
+      nodes_(client, kube::resources::kNodes, kube::NodeCodec{&context_}, options),
+      node_claims_(client, kube::resources::kNodeClaims,
+                   kube::ApiObjectCodec<apis::v1::NodeClaim>{}, options) {
+  pods_.store().AddIndex(kube::kIndexNodeName, kube::PodsByNodeName);
+  pods_.store().AddIndex(kube::kIndexNamespace, kube::PodsByNamespace);
+  pods_.store().AddIndex(kube::kIndexOwnerUid, kube::PodsByOwnerUid);
+  nodes_.store().AddIndex(kube::kIndexProviderId, kube::NodesByProviderId);
+  node_claims_.store().AddIndex(kube::kIndexNodePool,
+                                kube::NodeClaimsByNodePool<apis::v1::NodeClaim>);
+
+  using kube::PodInfo, kube::NodeInfo, apis::v1::NodeClaim;
+  pods_.AddHandler({
+      .on_add = [&cluster](const std::shared_ptr<const PodInfo>& p) { cluster.UpdatePod(p); },
+      .on_update = [&cluster](const std::shared_ptr<const PodInfo>&,
+                              const std::shared_ptr<const PodInfo>& p) { cluster.UpdatePod(p); },
+      .on_delete = [&cluster](const std::shared_ptr<const PodInfo>& p) { cluster.DeletePod(*p); },
+  });
+  nodes_.AddHandler({
+      .on_add = [&cluster](const std::shared_ptr<const NodeInfo>& n) { cluster.UpdateNode(n); },
+      .on_update = [&cluster](const std::shared_ptr<const NodeInfo>&,
+                              const std::shared_ptr<const NodeInfo>& n) { cluster.UpdateNode(n); },
+      .on_delete = [&cluster](const std::shared_ptr<const NodeInfo>& n) { cluster.DeleteNode(*n); },
+  });
+  node_claims_.AddHandler({
+      .on_add =
+          [&cluster](const std::shared_ptr<const NodeClaim>& c) { cluster.UpdateNodeClaim(c); },
+      .on_update = [&cluster](
+                       const std::shared_ptr<const NodeClaim>&,
+                       const std::shared_ptr<const NodeClaim>& c) { cluster.UpdateNodeClaim(c); },
+      .on_delete =
+          [&cluster](const std::shared_ptr<const NodeClaim>& c) { cluster.DeleteNodeClaim(*c); },
+  });
+  cluster.AddSyncCheck(
+      [this] { return pods_.HasSynced() && nodes_.HasSynced() && node_claims_.HasSynced(); });
+}
+
+void ClusterInformers::Start() {
+  nodes_.Start();
+  node_claims_.Start();
+  pods_.Start();
+}
+
+void ClusterInformers::Stop() {
+  pods_.Stop();
+  node_claims_.Stop();
+  nodes_.Stop();
+}
+
+bool ClusterInformers::WaitForSync(absl::Time deadline) const {
+  return nodes_.WaitForSync(deadline) && node_claims_.WaitForSync(deadline) &&
+         pods_.WaitForSync(deadline);
+}
+
+}  // namespace dovetail::state
