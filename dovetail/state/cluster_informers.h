@@ -24,7 +24,8 @@ class ClusterInformers {
   using NodeInformer = kube::Informer<kube::NodeCodec>;
   using NodeClaimInformer = kube::Informer<kube::ApiObjectCodec<apis::v1::NodeClaim>>;
 
-  // `client` and `cluster` must outlive this object. Call before `cluster` is shared.
+  // `client` and `cluster` must outlive this object, and this object every call to
+  // cluster.Synced() (it registers a sync check). Call before `cluster` is shared.
   ClusterInformers(kube::Client& client, Cluster& cluster, kube::InformerOptions options = {});
   ~ClusterInformers() { Stop(); }
   ClusterInformers(const ClusterInformers&) = delete;
