@@ -5,7 +5,7 @@
 namespace dovetail::state {
 
 ClusterInformers::ClusterInformers(kube::Client& client, Cluster& cluster,
-                                   kube::InformerOptions options)
+                                   const kube::InformerOptions& options)
     : context_{.pool = &pool_},
       pods_(client, kube::resources::kPods, kube::PodCodec{&context_}, options),
       nodes_(client, kube::resources::kNodes, kube::NodeCodec{&context_}, options),

@@ -26,7 +26,8 @@ class ClusterInformers {
 
   // `client` and `cluster` must outlive this object, and this object every call to
   // cluster.Synced() (it registers a sync check). Call before `cluster` is shared.
-  ClusterInformers(kube::Client& client, Cluster& cluster, kube::InformerOptions options = {});
+  ClusterInformers(kube::Client& client, Cluster& cluster,
+                   const kube::InformerOptions& options = {});
   ~ClusterInformers() { Stop(); }
   ClusterInformers(const ClusterInformers&) = delete;
   ClusterInformers& operator=(const ClusterInformers&) = delete;

@@ -17,10 +17,10 @@ std::string UnlaunchedNodeClaimKey(std::string_view node_claim_name) {
 ResourceList ToResourceList(const std::vector<kube::ResourceAmount>& amounts) {
   ResourceList out;
   for (const kube::ResourceAmount& a : amounts) {
-    const QuantityFormat format = (*a.name == "memory" || *a.name == "ephemeral-storage" ||
-                                   std::string_view(*a.name).starts_with("hugepages-"))
-                                      ? QuantityFormat::kBinarySI
-                                      : QuantityFormat::kDecimalSI;
+    const QuantityFormat format =
+        (*a.name == "memory" || *a.name == "ephemeral-storage" || a.name->starts_with("hugepages-"))
+            ? QuantityFormat::kBinarySI
+            : QuantityFormat::kDecimalSI;
     out[*a.name] = Quantity::FromMilli(a.milli, format);
   }
   return out;
@@ -35,7 +35,7 @@ core::Taint ToTaint(const kube::CompactTaint& taint) {
 }
 
 std::string StateNode::Key() const {
-  const std::string provider_id = ProviderId();
+  std::string provider_id = ProviderId();
   if (!provider_id.empty()) return provider_id;
   if (node != nullptr) return node->meta.name;
   if (node_claim != nullptr) return UnlaunchedNodeClaimKey(node_claim->metadata.name);

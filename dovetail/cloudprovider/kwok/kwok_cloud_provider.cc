@@ -202,7 +202,7 @@ absl::Status KwokCloudProvider::Delete(const v1::NodeClaim& node_claim) {
         Cat("node ", name, " belongs to another NodeClaim; this one's is gone"));
   }
   kube::TypedClient<core::Node> nodes(client_, kube::resources::kNodes);
-  const absl::Status deleted = nodes.Delete("", name, {.precondition_uid = node->metadata.uid});
+  absl::Status deleted = nodes.Delete("", name, {.precondition_uid = node->metadata.uid});
   if (kube::IsNotFound(deleted)) {
     return NodeClaimNotFoundError(Cat("node ", name, " is gone"));
   }
