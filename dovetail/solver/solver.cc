@@ -1,12 +1,14 @@
 #include "dovetail/solver/solver.h"
 
 #include <algorithm>
+#include <array>
 #include <bitset>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <numeric>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -91,6 +93,12 @@ bool Fits(const Amounts& used, const Amounts& add, const Amounts& cap) {
   }
   return true;
 }
+bool FitsIn(const Amounts& used, const Amounts& cap) {
+  for (size_t i = 0; i < used.size(); ++i) {
+    if (used[i] > cap[i]) return false;
+  }
+  return true;
+}
 void AddTo(Amounts& a, const Amounts& b) {
   for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
 }
@@ -106,6 +114,8 @@ struct PairTable {
   std::vector<std::string> capacity_types;
   std::vector<Requirements> requirements;  // zone In [z], capacity-type In [ct] (+ zone-id)
   absl::flat_hash_map<std::pair<std::string, std::string>, int> index;
+  std::vector<std::string> keys;  // every key the pairs' requirements use
+  PairMask all;
 
   absl::StatusOr<int> Intern(const cloudprovider::Offering& o) {
     auto key = std::make_pair(o.zone, o.capacity_type);
@@ -120,15 +130,47 @@ struct PairTable {
     capacity_types.push_back(o.capacity_type);
     requirements.push_back(o.requirements);
     index.emplace(key, id);
+    all.set(id);
+    for (const auto& r : o.requirements) {
+      if (std::find(keys.begin(), keys.end(), r.key()) == keys.end()) keys.push_back(r.key());
+    }
     return id;
   }
-  // The pairs whose offering requirements intersect `reqs`.
+  // The pairs whose offering requirements intersect `reqs` (cloudprovider::RequirementsIntersect,
+  // looking only at the keys offerings use).
   PairMask Allowed(const Requirements& reqs) const {
+    const Requirement* found[8];
+    size_t n = 0;
+    for (const auto& k : keys) {
+      const Requirement* r = reqs.Find(k);
+      if (r == nullptr) continue;
+      if (n == std::size(found)) return AllowedSlow(reqs);
+      found[n++] = r;
+    }
+    if (n == 0) return all;
+    PairMask m;
+    for (size_t i = 0; i < requirements.size(); ++i) {
+      bool ok = true;
+      for (size_t j = 0; j < n && ok; ++j) {
+        const Requirement* pr = requirements[i].Find(found[j]->key());
+        if (pr == nullptr) continue;
+        if (IsNegativeRequirement(*pr) && IsNegativeRequirement(*found[j])) continue;
+        ok = pr->Intersects(*found[j]);
+      }
+      if (ok) m.set(i);
+    }
+    return m;
+  }
+  PairMask AllowedSlow(const Requirements& reqs) const {
     PairMask m;
     for (size_t i = 0; i < requirements.size(); ++i) {
       if (cloudprovider::RequirementsIntersect(requirements[i], reqs)) m.set(i);
     }
     return m;
+  }
+  static bool IsNegativeRequirement(const Requirement& r) {
+    return r.Operator() == apis::core::SelectorOperator::kNotIn ||
+           r.Operator() == apis::core::SelectorOperator::kDoesNotExist;
   }
 };
 
@@ -308,6 +350,10 @@ struct Claim {
   Requirements reqs;
   PairMask pairs;
   TypeSet types;
+  // Summaries of `types`, kept in step with it: the element-wise largest room a type offers
+  // (after DaemonSet overhead) and every pair some type has an available offering in.
+  Amounts max_room;
+  PairMask offered;
   Amounts used;
   std::vector<HostPort> ports;
   std::vector<int> variants;  // variants already on the claim (requirements merged)
@@ -325,6 +371,14 @@ struct PoolInfo {
   std::optional<Amounts> remaining;  // limits
   std::optional<int64_t> remaining_nodes;
   bool has_prefer_no_schedule = false;
+  // FitForPool's label and offering filters by the requirements they were computed for (variants
+  // of different pod classes usually share requirements).
+  struct LabelFit {
+    Requirements reqs;
+    TypeSet label_match;  // types whose requirements intersect `reqs`
+    TypeSet offered;      // ... that also have an available offering `reqs` allows
+  };
+  std::vector<LabelFit> label_fits;
 };
 
 std::string PodKey(const Pod& p) {
@@ -447,8 +501,11 @@ class SolverImpl {
   // Topology: narrows `reqs` (for a claim) or checks a node; returns an error describing the
   // violated constraint.
   absl::Status CheckTopologyNode(const Variant& v, const PodClass& c, const NodeState& n) const;
+  // On failure, `*permanent` tells whether the claim can never accept the variant again (counts
+  // only grow: anti-affinity and hostname spread refusals are final, affinity and zonal spread
+  // refusals may go away as other pods land).
   absl::Status ApplyTopologyClaim(const Variant& v, const PodClass& c, Claim& claim,
-                                  Requirements& reqs, PairMask& pairs) const;
+                                  Requirements& reqs, PairMask& pairs, bool* permanent) const;
   std::vector<int> ClaimDomains(const TopologyGroup& g, const Claim& claim,
                                 const Requirements& reqs, const PairMask& pairs) const;
 
@@ -459,6 +516,8 @@ class SolverImpl {
   void RecordPlacement(const PodClass& c, const NodeState* node, const Claim* claim);
 
   absl::Status MinValuesOk(const Requirements& reqs, const TypeSet& types, bool* relaxed) const;
+  // Recomputes claim.max_room and claim.offered from claim.types.
+  void Summarize(Claim& claim) const;
   double TypePrice(size_t type, const PairMask& pairs, int* pair) const;
 
   Plan Finalize();
@@ -1257,16 +1316,26 @@ const PoolFit& SolverImpl::FitForPool(int vi, int pi) {
       return fit;
     }
   }
-  const PairMask allowed = pairs_.Allowed(reqs);
-  bool any_label_match = false, any_offering = false;
-  pool.types.ForEach([&](size_t i) {
-    const TypeInfo& ti = types_[i];
-    if (!cloudprovider::RequirementsIntersect(ti.type->requirements(), reqs)) return;
-    any_label_match = true;
-    if ((ti.available & allowed).none()) return;
-    any_offering = true;
-    if (!Fits(Amounts(res_.size(), 0), c.requests, pool.effective[i])) return;
-    fit.types.Set(i);
+  const PoolInfo::LabelFit* labels = nullptr;
+  for (const auto& lf : pool.label_fits) {
+    if (lf.reqs == reqs) labels = &lf;
+  }
+  if (labels == nullptr) {
+    PoolInfo::LabelFit lf{reqs, TypeSet(types_.size()), TypeSet(types_.size())};
+    const PairMask allowed = pairs_.Allowed(reqs);
+    pool.types.ForEach([&](size_t i) {
+      const TypeInfo& ti = types_[i];
+      if (!cloudprovider::RequirementsIntersect(ti.type->requirements(), reqs)) return;
+      lf.label_match.Set(i);
+      if ((ti.available & allowed).any()) lf.offered.Set(i);
+    });
+    pools_[pi].label_fits.push_back(std::move(lf));
+    labels = &pools_[pi].label_fits.back();
+  }
+  const bool any_label_match = labels->label_match.Any();
+  const bool any_offering = labels->offered.Any();
+  labels->offered.ForEach([&](size_t i) {
+    if (FitsIn(c.requests, pool.effective[i])) fit.types.Set(i);
   });
   if (!fit.types.Any()) {
     if (!any_label_match) {
@@ -1368,11 +1437,7 @@ std::vector<int> SolverImpl::ClaimDomains(const TopologyGroup& g, const Claim& c
   const Requirement* r = reqs.Find(g.key);
   const bool zone = g.key == v1::kLabelTopologyZone;
   const bool ct = g.key == v1::kCapacityTypeLabelKey;
-  PairMask offered;
-  if (zone || ct) {
-    claim.types.ForEach([&](size_t i) { offered |= types_[i].available; });
-    offered &= pairs;
-  }
+  const PairMask offered = claim.offered & pairs;
   for (size_t d = 0; d < table.names.size(); ++d) {
     const std::string& name = table.names[d];
     if (r != nullptr && !r->Has(name)) continue;
@@ -1398,7 +1463,9 @@ std::vector<int> SolverImpl::ClaimDomains(const TopologyGroup& g, const Claim& c
 }
 
 absl::Status SolverImpl::ApplyTopologyClaim(const Variant& v, const PodClass& c, Claim& claim,
-                                            Requirements& reqs, PairMask& pairs) const {
+                                            Requirements& reqs, PairMask& pairs,
+                                            bool* permanent) const {
+  *permanent = true;
   // Anti-affinity (both directions) pins the claim to one domain of the key: counts are only
   // recorded for claims whose domain is known, and an unpinned claim could land anywhere.
   auto pick = [&](const TopologyGroup& g, const std::vector<int>& allowed) {
@@ -1458,6 +1525,7 @@ absl::Status SolverImpl::ApplyTopologyClaim(const Variant& v, const PodClass& c,
         if (best < 0) {
           bool bootstrap = g.total == 0 && g.Selects(c.ns, c.labels);
           if (!bootstrap || domains.empty()) {
+            *permanent = domains.empty();
             return absl::FailedPreconditionError(
                 absl::StrCat("no domain of ", g.key, " has a pod matching the pod affinity"));
           }
@@ -1482,6 +1550,8 @@ absl::Status SolverImpl::ApplyTopologyClaim(const Variant& v, const PodClass& c,
           if (best < 0 || g.Count(d) < g.Count(best)) best = d;
         }
         if (best < 0) {
+          // Hostname spread counts against a minimum of 0 that never moves; zonal minimums grow.
+          *permanent = g.is_hostname || domains.empty();
           return absl::FailedPreconditionError(
               absl::StrCat("would violate topology spread (maxSkew ", g.max_skew, ") on ", g.key));
         }
@@ -1562,6 +1632,18 @@ absl::Status SolverImpl::MinValuesOk(const Requirements& reqs, const TypeSet& ty
   return absl::OkStatus();
 }
 
+void SolverImpl::Summarize(Claim& claim) const {
+  const PoolInfo& pool = pools_[claim.pool];
+  claim.max_room.assign(res_.size(), 0);
+  claim.offered.reset();
+  claim.types.ForEach([&](size_t i) {
+    const Amounts& room = pool.effective[i];
+    for (size_t r = 0; r < room.size(); ++r)
+      claim.max_room[r] = std::max(claim.max_room[r], room[r]);
+    claim.offered |= types_[i].available;
+  });
+}
+
 absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
   Variant& v = variants_[vi];
   const PodClass& c = classes_[v.cls];
@@ -1569,6 +1651,10 @@ absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
   *permanent = true;
   const PoolFit& fit = FitForPool(vi, claim.pool);
   if (!fit.status.ok()) return fit.status;
+  // No type of the claim has room left for the pod: final, as usage only grows and types only go.
+  if (!Fits(claim.used, c.requests, claim.max_room)) {
+    return absl::ResourceExhaustedError("no instance type fits");
+  }
   const PoolInfo& pool = pools_[claim.pool];
   if (PortsConflict(c.ports, claim.ports))
     return absl::FailedPreconditionError("host port conflict");
@@ -1586,7 +1672,7 @@ absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
   // requirements); the first that leaves an instance type wins.
   const size_t alternatives = std::max<size_t>(1, c.volume_alternatives.size());
   absl::Status last = absl::FailedPreconditionError("volume topology");
-  bool topology_failure = false;
+  bool transient_failure = false;
   for (size_t a = 0; a < alternatives; ++a) {
     Requirements reqs;
     const Requirements* use = &claim.reqs;
@@ -1600,9 +1686,10 @@ absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
         reqs.Intersect(alt);
       }
       pairs &= pairs_.Allowed(reqs);
-      if (absl::Status s = ApplyTopologyClaim(v, c, claim, reqs, pairs); !s.ok()) {
+      bool final_refusal = true;
+      if (absl::Status s = ApplyTopologyClaim(v, c, claim, reqs, pairs, &final_refusal); !s.ok()) {
         // Topology counts change as pods land: this claim may accept the pod later.
-        topology_failure = true;
+        if (!final_refusal) transient_failure = true;
         last = s;
         continue;
       }
@@ -1612,13 +1699,20 @@ absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
     Amounts used = claim.used;
     AddTo(used, c.requests);
     const bool reqs_changed = use != &claim.reqs;
+    // The claim's types already intersect its requirements: only what changed needs checking.
+    Requirements delta;
+    if (reqs_changed) {
+      for (const auto& r : *use) {
+        const Requirement* before = claim.reqs.Find(r.key());
+        if (before == nullptr || !(*before == r)) delta.Add(r);
+      }
+    }
     bool any = false;
     types.ForEach([&](size_t i) {
       const TypeInfo& ti = types_[i];
-      bool ok =
-          Fits(Amounts(res_.size(), 0), used, pool.effective[i]) && (ti.available & pairs).any();
-      if (ok && reqs_changed && (!joined || !c.volume_alternatives.empty())) {
-        ok = cloudprovider::RequirementsIntersect(ti.type->requirements(), *use);
+      bool ok = FitsIn(used, pool.effective[i]) && (ti.available & pairs).any();
+      if (ok && !delta.empty()) {
+        ok = cloudprovider::RequirementsIntersect(ti.type->requirements(), delta);
       }
       if (!ok) {
         types.Reset(i);
@@ -1638,14 +1732,17 @@ absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
     // Commit.
     if (reqs_changed) claim.reqs = std::move(reqs);
     claim.pairs = pairs;
-    claim.types = std::move(types);
+    if (!(types == claim.types)) {
+      claim.types = std::move(types);
+      Summarize(claim);
+    }
     claim.used = std::move(used);
     claim.min_values_relaxed = relaxed;
     if (!joined) claim.variants.push_back(vi);
     claim.ports.insert(claim.ports.end(), c.ports.begin(), c.ports.end());
     return absl::OkStatus();
   }
-  if (topology_failure) *permanent = false;
+  if (transient_failure) *permanent = false;
   return last;
 }
 
@@ -1677,6 +1774,7 @@ absl::Status SolverImpl::TryNewClaim(int vi, int pi) {
   claim.reqs = pool.t->requirements;
   claim.pairs = pairs_.Allowed(claim.reqs);
   claim.types = std::move(types);
+  Summarize(claim);
   claim.used = Amounts(res_.size(), 0);
   claim.ports = pool.ds_ports;
   claims_.push_back(std::move(claim));
@@ -1812,69 +1910,109 @@ double SolverImpl::TypePrice(size_t t, const PairMask& pairs, int* pair) const {
 
 Plan SolverImpl::Finalize() {
   Plan plan;
-  for (auto& claim : claims_) {
-    const PoolInfo& pool = pools_[claim.pool];
-    NewNodeClaim out;
-    out.pool = pool.t->name;
-    out.hostname = claim.hostname;
-    struct Option {
-      size_t type;
-      double price;
-      int pair;
-    };
+  // Ties in price are broken by instance-type name; rank the names once.
+  std::vector<uint32_t> name_rank(types_.size());
+  {
+    std::vector<uint32_t> by_name(types_.size());
+    std::iota(by_name.begin(), by_name.end(), 0);
+    std::sort(by_name.begin(), by_name.end(), [&](uint32_t a, uint32_t b) {
+      return types_[a].type->name() < types_[b].type->name();
+    });
+    for (uint32_t r = 0; r < by_name.size(); ++r) name_rank[by_name[r]] = r;
+  }
+  // Claims of one pool with the same instance types and offering pairs share their launch options
+  // (common: every claim of a hostname anti-affinity workload looks alike).
+  struct Option {
+    size_t type;
+    double price;
+    int pair;
+  };
+  struct Launch {
     std::vector<Option> options;
+    std::vector<InstanceTypePtr> instance_types;
+    Requirement type_requirement;
+    Requirement capacity_type_requirement;
+    Amounts min_overhead;
+  };
+  using LaunchKey = std::tuple<int, TypeSet, std::array<uint64_t, kMaxPairs / 64>>;
+  absl::flat_hash_map<LaunchKey, std::unique_ptr<Launch>> launches;
+  auto pair_words = [](const PairMask& m) {
+    std::array<uint64_t, kMaxPairs / 64> w{};
+    for (size_t i = 0; i < kMaxPairs; ++i) {
+      if (m.test(i)) w[i / 64] |= uint64_t{1} << (i % 64);
+    }
+    return w;
+  };
+  auto launch_for = [&](const Claim& claim) -> const Launch& {
+    auto& slot = launches[LaunchKey(claim.pool, claim.types, pair_words(claim.pairs))];
+    if (slot != nullptr) return *slot;
+    slot = std::make_unique<Launch>();
+    Launch& l = *slot;
+    const PoolInfo& pool = pools_[claim.pool];
     claim.types.ForEach([&](size_t i) {
       int pair = -1;
       double price = TypePrice(i, claim.pairs, &pair);
-      if (pair >= 0) options.push_back({i, price, pair});
+      if (pair >= 0) l.options.push_back({i, price, pair});
     });
-    std::sort(options.begin(), options.end(), [&](const Option& a, const Option& b) {
+    std::sort(l.options.begin(), l.options.end(), [&](const Option& a, const Option& b) {
       if (a.price != b.price) return a.price < b.price;
-      return types_[a.type].type->name() < types_[b.type].type->name();
+      return name_rank[a.type] < name_rank[b.type];
     });
-    if (options.size() > in_.options.max_instance_types) {
-      options.resize(in_.options.max_instance_types);
+    if (l.options.size() > in_.options.max_instance_types) {
+      l.options.resize(in_.options.max_instance_types);
     }
-    Amounts requests = claim.used;
-    Amounts min_overhead;
     std::vector<std::string> names;
-    absl::flat_hash_set<std::string> cts;
-    for (const auto& o : options) {
-      out.instance_types.push_back(types_[o.type].type);
+    names.reserve(l.options.size());
+    PairMask offered;
+    for (const auto& o : l.options) {
+      l.instance_types.push_back(types_[o.type].type);
       names.push_back(types_[o.type].type->name());
-      for (size_t p = 0; p < pairs_.zones.size(); ++p) {
-        if (claim.pairs.test(p) && types_[o.type].available.test(p)) {
-          cts.insert(pairs_.capacity_types[p]);
-        }
-      }
-      if (min_overhead.empty()) {
-        min_overhead = pool.overhead[o.type];
+      offered |= types_[o.type].available;
+      if (l.min_overhead.empty()) {
+        l.min_overhead = pool.overhead[o.type];
       } else {
-        for (size_t r = 0; r < min_overhead.size(); ++r) {
-          min_overhead[r] = std::min(min_overhead[r], pool.overhead[o.type][r]);
+        for (size_t r = 0; r < l.min_overhead.size(); ++r) {
+          l.min_overhead[r] = std::min(l.min_overhead[r], pool.overhead[o.type][r]);
         }
       }
     }
-    if (!min_overhead.empty()) AddTo(requests, min_overhead);
+    offered &= claim.pairs;
+    std::vector<std::string> cts;
+    for (size_t p = 0; p < pairs_.zones.size(); ++p) {
+      if (offered.test(p) &&
+          std::find(cts.begin(), cts.end(), pairs_.capacity_types[p]) == cts.end()) {
+        cts.push_back(pairs_.capacity_types[p]);
+      }
+    }
+    l.type_requirement = Requirement::In(std::string(v1::kLabelInstanceType), names);
+    l.capacity_type_requirement = Requirement::In(std::string(v1::kCapacityTypeLabelKey), cts);
+    return l;
+  };
+  for (auto& claim : claims_) {
+    const PoolInfo& pool = pools_[claim.pool];
+    const Launch& launch = launch_for(claim);
+    NewNodeClaim out;
+    out.pool = pool.t->name;
+    out.hostname = claim.hostname;
+    out.instance_types = launch.instance_types;
+    Amounts requests = claim.used;
+    if (!launch.min_overhead.empty()) AddTo(requests, launch.min_overhead);
     out.requirements = claim.reqs;
-    std::vector<std::string> ct_list(cts.begin(), cts.end());
-    std::sort(ct_list.begin(), ct_list.end());
-    out.requirements.Add(Requirement::In(std::string(v1::kLabelInstanceType), names));
-    out.requirements.Add(Requirement::In(std::string(v1::kCapacityTypeLabelKey), ct_list));
-    if (!options.empty()) {
-      const Option& best = options.front();
+    out.requirements.Add(launch.type_requirement);
+    out.requirements.Add(launch.capacity_type_requirement);
+    if (!launch.options.empty()) {
+      const Option& best = launch.options.front();
       const TypeInfo& ti = types_[best.type];
       out.instance_type = ti.type->name();
       out.zone = pairs_.zones[best.pair];
       out.capacity_type = pairs_.capacity_types[best.pair];
       out.price = best.price;
       // Resolved labels of the node the plan is priced with.
-      Requirements resolved = out.requirements;
-      resolved.Add(Requirement::In(std::string(v1::kLabelInstanceType), {out.instance_type}));
-      resolved.Add(Requirement::In(std::string(v1::kLabelTopologyZone), {out.zone}));
-      resolved.Add(Requirement::In(std::string(v1::kCapacityTypeLabelKey), {out.capacity_type}));
       out.labels = ti.type->requirements().SingleValuedLabels();
-      for (const auto& [k, val] : resolved.SingleValuedLabels()) out.labels[k] = val;
+      for (const auto& [k, val] : out.requirements.SingleValuedLabels()) out.labels[k] = val;
+      out.labels[std::string(v1::kLabelInstanceType)] = out.instance_type;
+      out.labels[std::string(v1::kLabelTopologyZone)] = out.zone;
+      out.labels[std::string(v1::kCapacityTypeLabelKey)] = out.capacity_type;
       for (const auto& [k, val] : claim.reqs.Labels()) out.labels.emplace(k, val);
     }
     for (const auto& [k, val] : pool.t->labels) out.labels[k] = val;
@@ -2180,7 +2318,24 @@ absl::StatusOr<Plan> Solve(const Input& input) {
   capped_input.options.lower_bound = false;
   const std::optional<double> bound = plan->lower_bound;
   const std::string bound_error = plan->lower_bound_error;
+  auto cpu_mem = [](const cloudprovider::InstanceType& t) {
+    const ResourceList& a = t.Allocatable();
+    auto cpu = a.find("cpu");
+    auto mem = a.find("memory");
+    return std::make_pair(cpu == a.end() ? 0 : cpu->second.MilliValue(),
+                          mem == a.end() ? 0 : mem->second.MilliValue());
+  };
   for (const auto* cap : caps) {
+    // A cap that excludes no type would repeat the first packing.
+    const auto [cap_cpu, cap_mem] = cpu_mem(*cap);
+    bool excludes = false;
+    for (const auto& pool : input.pools) {
+      for (const auto& it : pool.instance_types) {
+        const auto [cpu, mem] = cpu_mem(*it);
+        if (cpu > cap_cpu || mem > cap_mem) excludes = true;
+      }
+    }
+    if (!excludes) continue;
     SolverImpl capped(capped_input, cap);
     auto alt = capped.Run();
     if (!alt.ok()) continue;
