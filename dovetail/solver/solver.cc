@@ -350,10 +350,11 @@ struct Claim {
   Requirements reqs;
   PairMask pairs;
   TypeSet types;
-  // Summaries of `types`, kept in step with it: the element-wise largest room a type offers
-  // (after DaemonSet overhead) and every pair some type has an available offering in.
+  // Summaries of `types`: the element-wise largest room a type offers (after DaemonSet overhead),
+  // kept in step; every pair some type has an available offering in, recomputed when needed.
   Amounts max_room;
-  PairMask offered;
+  mutable PairMask offered;
+  mutable bool offered_stale = true;
   Amounts used;
   std::vector<HostPort> ports;
   std::vector<int> variants;  // variants already on the claim (requirements merged)
@@ -470,7 +471,10 @@ void AppendSchedulingKey(const apis::core::PodSpec& s, std::string* key) {
 class SolverImpl {
  public:
   // `cap`, when set, limits new NodeClaims to instance types no larger (cpu and memory) than it.
-  SolverImpl(const Input& in, const cloudprovider::InstanceType* cap) : in_(in), cap_(cap) {}
+  // `pod_requests[i]` is PodRequests(*in.pods[i]) (computed once for every packing).
+  SolverImpl(const Input& in, const std::vector<ResourceList>& pod_requests,
+             const cloudprovider::InstanceType* cap)
+      : in_(in), pod_requests_(pod_requests), cap_(cap) {}
 
   absl::StatusOr<Plan> Run();
 
@@ -516,14 +520,16 @@ class SolverImpl {
   void RecordPlacement(const PodClass& c, const NodeState* node, const Claim* claim);
 
   absl::Status MinValuesOk(const Requirements& reqs, const TypeSet& types, bool* relaxed) const;
-  // Recomputes claim.max_room and claim.offered from claim.types.
-  void Summarize(Claim& claim) const;
+  // Replaces claim.types by `types` (a subset) and updates the summaries.
+  void SetTypes(Claim& claim, TypeSet types) const;
+  const PairMask& Offered(const Claim& claim) const;
   double TypePrice(size_t type, const PairMask& pairs, int* pair) const;
 
   Plan Finalize();
   void ComputeLowerBound(Plan& plan);
 
   const Input& in_;
+  const std::vector<ResourceList>& pod_requests_;
   const cloudprovider::InstanceType* cap_ = nullptr;
   ResourceIndex res_;
   PairTable pairs_;
@@ -561,7 +567,7 @@ absl::Status SolverImpl::BuildResources() {
     if (pool.remaining_limits) res_.InternAll(*pool.remaining_limits);
   }
   for (const auto& n : in_.nodes) res_.InternAll(n.allocatable);
-  for (const Pod* p : in_.pods) res_.InternAll(apis::core::PodRequests(*p));
+  for (const auto& r : pod_requests_) res_.InternAll(r);
   for (const auto& ds : in_.daemon_sets) {
     if (ds.pod != nullptr) res_.InternAll(apis::core::PodRequests(*ds.pod));
   }
@@ -1029,9 +1035,10 @@ absl::Status SolverImpl::BuildClasses() {
   // Pass 2: classes.
   absl::flat_hash_map<std::string, int> class_ids;
   pod_class_.reserve(in_.pods.size());
-  for (const Pod* p : in_.pods) {
+  for (size_t pi = 0; pi < in_.pods.size(); ++pi) {
+    const Pod* p = in_.pods[pi];
     const auto& s = p->spec;
-    ResourceList requests = apis::core::PodRequests(*p);
+    const ResourceList& requests = pod_requests_[pi];
     std::string key;
     key.reserve(256);
     absl::StrAppend(&key, p->metadata.namespace_, "\x1f");
@@ -1437,7 +1444,7 @@ std::vector<int> SolverImpl::ClaimDomains(const TopologyGroup& g, const Claim& c
   const Requirement* r = reqs.Find(g.key);
   const bool zone = g.key == v1::kLabelTopologyZone;
   const bool ct = g.key == v1::kCapacityTypeLabelKey;
-  const PairMask offered = claim.offered & pairs;
+  const PairMask offered = Offered(claim) & pairs;
   for (size_t d = 0; d < table.names.size(); ++d) {
     const std::string& name = table.names[d];
     if (r != nullptr && !r->Has(name)) continue;
@@ -1632,16 +1639,38 @@ absl::Status SolverImpl::MinValuesOk(const Requirements& reqs, const TypeSet& ty
   return absl::OkStatus();
 }
 
-void SolverImpl::Summarize(Claim& claim) const {
+void SolverImpl::SetTypes(Claim& claim, TypeSet types) const {
   const PoolInfo& pool = pools_[claim.pool];
+  // Only a removed type that held a maximum can lower max_room.
+  bool recompute = claim.max_room.empty();
+  if (!recompute) {
+    (claim.types - types).ForEach([&](size_t i) {
+      if (recompute) return;
+      const Amounts& room = pool.effective[i];
+      for (size_t r = 0; r < room.size(); ++r) {
+        if (room[r] >= claim.max_room[r]) recompute = true;
+      }
+    });
+  }
+  claim.types = std::move(types);
+  claim.offered_stale = true;
+  if (!recompute) return;
   claim.max_room.assign(res_.size(), 0);
-  claim.offered.reset();
   claim.types.ForEach([&](size_t i) {
     const Amounts& room = pool.effective[i];
-    for (size_t r = 0; r < room.size(); ++r)
+    for (size_t r = 0; r < room.size(); ++r) {
       claim.max_room[r] = std::max(claim.max_room[r], room[r]);
-    claim.offered |= types_[i].available;
+    }
   });
+}
+
+const PairMask& SolverImpl::Offered(const Claim& claim) const {
+  if (claim.offered_stale) {
+    claim.offered.reset();
+    claim.types.ForEach([&](size_t i) { claim.offered |= types_[i].available; });
+    claim.offered_stale = false;
+  }
+  return claim.offered;
 }
 
 absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
@@ -1732,10 +1761,7 @@ absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
     // Commit.
     if (reqs_changed) claim.reqs = std::move(reqs);
     claim.pairs = pairs;
-    if (!(types == claim.types)) {
-      claim.types = std::move(types);
-      Summarize(claim);
-    }
+    if (!(types == claim.types)) SetTypes(claim, std::move(types));
     claim.used = std::move(used);
     claim.min_values_relaxed = relaxed;
     if (!joined) claim.variants.push_back(vi);
@@ -1773,8 +1799,8 @@ absl::Status SolverImpl::TryNewClaim(int vi, int pi) {
   claim.hostname_domain = domains_[std::string(v1::kLabelHostname)].Intern(claim.hostname);
   claim.reqs = pool.t->requirements;
   claim.pairs = pairs_.Allowed(claim.reqs);
-  claim.types = std::move(types);
-  Summarize(claim);
+  claim.types = TypeSet(types_.size());
+  SetTypes(claim, std::move(types));
   claim.used = Amounts(res_.size(), 0);
   claim.ports = pool.ds_ports;
   claims_.push_back(std::move(claim));
@@ -2261,13 +2287,73 @@ absl::StatusOr<Plan> SolverImpl::Run() {
 
 }  // namespace
 
+// What re-packing with smaller NodeClaims could save, roughly: for every NodeClaim with more than
+// one pod, its requests priced at its own instance type's rate per unit of the dominant resource,
+// minus the same requests at the cheapest rate of any type of the pool in the same zone and
+// capacity type. Re-packing cannot fix the rounding up to whole instance types, nor a zone or
+// capacity type that constraints impose, only the choice of a dear type: that is what this
+// measures.
+double RepackPotential(const Input& input, const Plan& plan) {
+  // pool/zone/capacity type/resource -> cheapest price per milli-unit of allocatable.
+  absl::flat_hash_map<std::string, double> min_rate;
+  auto key = [](const std::string& pool, const std::string& zone, const std::string& ct,
+                const std::string& resource) {
+    return absl::StrCat(pool, "\x1f", zone, "\x1f", ct, "\x1f", resource);
+  };
+  for (const auto& pool : input.pools) {
+    for (const auto& it : pool.instance_types) {
+      for (const auto& o : it->offerings()) {
+        if (!o.available) continue;
+        for (const auto& [name, q] : it->Allocatable()) {
+          if (q.MilliValue() <= 0) continue;
+          const double rate = o.price / static_cast<double>(q.MilliValue());
+          auto [r, inserted] =
+              min_rate.emplace(key(pool.name, o.zone, o.capacity_type, name), rate);
+          if (!inserted) r->second = std::min(r->second, rate);
+        }
+      }
+    }
+  }
+  double potential = 0;
+  for (const auto& c : plan.node_claims) {
+    if (c.pods.size() < 2 || c.instance_types.empty()) continue;
+    const ResourceList& alloc = c.instance_types.front()->Allocatable();
+    double at_type = 0, at_best = 0;
+    for (const auto& [name, q] : c.requests) {
+      auto best = min_rate.find(key(c.pool, c.zone, c.capacity_type, name));
+      auto own = alloc.find(name);
+      if (best == min_rate.end() || own == alloc.end() || own->second.MilliValue() <= 0) continue;
+      const double amount = static_cast<double>(q.MilliValue());
+      at_type = std::max(at_type, amount * c.price / static_cast<double>(own->second.MilliValue()));
+      at_best = std::max(at_best, amount * best->second);
+    }
+    potential += std::max(0.0, at_type - at_best);
+  }
+  return potential;
+}
+
 absl::StatusOr<Plan> Solve(const Input& input) {
-  SolverImpl base(input, nullptr);
+  std::vector<ResourceList> pod_requests;
+  pod_requests.reserve(input.pods.size());
+  for (const Pod* p : input.pods) {
+    if (p == nullptr) return absl::InvalidArgumentError("null pod in input");
+    pod_requests.push_back(apis::core::PodRequests(*p));
+  }
+  SolverImpl base(input, pod_requests, nullptr);
   auto plan = base.Run();
   if (!plan.ok() || !input.options.improve || plan->node_claims.size() < 2) return plan;
+  // Re-packing costs several packings; skip it when it could save less than 1 %.
+  if (RepackPotential(input, *plan) <= 0.01 * plan->total_price) return plan;
   // Greedy packing lets a NodeClaim grow to the largest type before it is priced, which is not
   // always the cheapest way to buy the capacity. Re-pack with new NodeClaims capped at the sizes
   // the cheapest types of the first plan have, and keep the cheapest plan that places as many pods.
+  auto cpu_mem = [](const cloudprovider::InstanceType& t) {
+    const ResourceList& a = t.Allocatable();
+    auto cpu = a.find("cpu");
+    auto mem = a.find("memory");
+    return std::make_pair(cpu == a.end() ? 0 : cpu->second.MilliValue(),
+                          mem == a.end() ? 0 : mem->second.MilliValue());
+  };
   std::vector<const cloudprovider::InstanceType*> caps;
   {
     absl::flat_hash_map<std::string, const cloudprovider::InstanceType*> by_name;
@@ -2310,6 +2396,42 @@ absl::StatusOr<Plan> Solve(const Input& input) {
     if (best != nullptr && std::find(caps.begin(), caps.end(), best) == caps.end()) {
       caps.push_back(best);
     }
+    // The types that buy the pods' aggregate cpu and memory, in the proportion the pods ask for
+    // them, at the lowest price, among those that hold the largest pod: NodeClaims capped there
+    // fill up in that proportion.
+    double demand_cpu = 0, demand_mem = 0, max_cpu = 0, max_mem = 0;
+    for (const auto& r : pod_requests) {
+      auto cpu = r.find("cpu");
+      auto mem = r.find("memory");
+      const double c = cpu == r.end() ? 0 : static_cast<double>(cpu->second.MilliValue());
+      const double m = mem == r.end() ? 0 : static_cast<double>(mem->second.MilliValue());
+      demand_cpu += c;
+      demand_mem += m;
+      max_cpu = std::max(max_cpu, c);
+      max_mem = std::max(max_mem, m);
+    }
+    std::vector<std::pair<double, const cloudprovider::InstanceType*>> shaped;
+    for (const auto& pool : input.pools) {
+      for (const auto& it : pool.instance_types) {
+        double price = std::numeric_limits<double>::infinity();
+        for (const auto& off : it->offerings()) {
+          if (off.available) price = std::min(price, off.price);
+        }
+        const auto [cpu, mem] = cpu_mem(*it);
+        if (!std::isfinite(price) || cpu < max_cpu || mem < max_mem) continue;
+        double share = std::numeric_limits<double>::infinity();
+        if (demand_cpu > 0) share = std::min(share, static_cast<double>(cpu) / demand_cpu);
+        if (demand_mem > 0) share = std::min(share, static_cast<double>(mem) / demand_mem);
+        if (!std::isfinite(share) || share <= 0) continue;
+        shaped.emplace_back(price / share, it.get());
+      }
+    }
+    std::sort(shaped.begin(), shaped.end());
+    for (size_t i = 0; i < shaped.size() && i < 2; ++i) {
+      if (std::find(caps.begin(), caps.end(), shaped[i].second) == caps.end()) {
+        caps.push_back(shaped[i].second);
+      }
+    }
   }
   // The bound stays the first plan's: capped runs see fewer instance types, so an LP over them
   // would not bound the real problem. (A plan placing more pods only costs more, so the first
@@ -2318,25 +2440,18 @@ absl::StatusOr<Plan> Solve(const Input& input) {
   capped_input.options.lower_bound = false;
   const std::optional<double> bound = plan->lower_bound;
   const std::string bound_error = plan->lower_bound_error;
-  auto cpu_mem = [](const cloudprovider::InstanceType& t) {
-    const ResourceList& a = t.Allocatable();
-    auto cpu = a.find("cpu");
-    auto mem = a.find("memory");
-    return std::make_pair(cpu == a.end() ? 0 : cpu->second.MilliValue(),
-                          mem == a.end() ? 0 : mem->second.MilliValue());
-  };
   for (const auto* cap : caps) {
-    // A cap that excludes no type would repeat the first packing.
+    // A cap that admits every type the plan launches admits every intermediate state of every
+    // NodeClaim too (pods are only added), so it would repeat the packing (up to zone choices).
     const auto [cap_cpu, cap_mem] = cpu_mem(*cap);
     bool excludes = false;
-    for (const auto& pool : input.pools) {
-      for (const auto& it : pool.instance_types) {
-        const auto [cpu, mem] = cpu_mem(*it);
-        if (cpu > cap_cpu || mem > cap_mem) excludes = true;
-      }
+    for (const auto& c : plan->node_claims) {
+      if (c.instance_types.empty()) continue;
+      const auto [cpu, mem] = cpu_mem(*c.instance_types.front());
+      if (cpu > cap_cpu || mem > cap_mem) excludes = true;
     }
     if (!excludes) continue;
-    SolverImpl capped(capped_input, cap);
+    SolverImpl capped(capped_input, pod_requests, cap);
     auto alt = capped.Run();
     if (!alt.ok()) continue;
     // Only a plan that places every pod the current one places may replace it (it must not

@@ -55,7 +55,13 @@ class TypeSet {
     for (size_t i = 0; i < words_.size(); ++i) words_[i] |= o.words_[i];
     return *this;
   }
+  // Removes the members of `o`.
+  TypeSet& operator-=(const TypeSet& o) {
+    for (size_t i = 0; i < words_.size(); ++i) words_[i] &= ~o.words_[i];
+    return *this;
+  }
   friend TypeSet operator&(TypeSet a, const TypeSet& b) { return a &= b; }
+  friend TypeSet operator-(TypeSet a, const TypeSet& b) { return a -= b; }
   friend TypeSet operator|(TypeSet a, const TypeSet& b) { return a |= b; }
   bool Intersects(const TypeSet& o) const {
     for (size_t i = 0; i < words_.size(); ++i) {
