@@ -5,6 +5,7 @@
 #include <bitset>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <string_view>
@@ -2155,6 +2156,7 @@ void SolverImpl::ComputeLowerBound(Plan& plan) {
   }
   // Existing nodes' free room (usage before this pass; Run restores it for the bound).
   std::vector<int> node_column(nodes_.size(), -1);
+  std::map<int, std::vector<LpDistinctGroup>> distinct;  // by topology group
   for (size_t di = 0; di < nd; ++di) {
     const auto [cls, count] = demands[di];
     const PodClass& c = classes_[cls];
@@ -2182,15 +2184,36 @@ void SolverImpl::ComputeLowerBound(Plan& plan) {
       d.columns.push_back(node_column[ni]);
     }
     if (d.columns.empty()) continue;
+    // A class no existing node can host needs at least one new node that can host it.
+    bool any_existing = false;
+    for (int col : d.columns) {
+      if (lp.columns[col].max_count == 1 && lp.columns[col].price == 0) any_existing = true;
+    }
+    if (!any_existing) lp.distinct_groups.push_back({1, d.columns});
     // Hostname anti-affinity against itself: every such pod needs its own node.
     for (int gid : c.required_anti) {
       const TopologyGroup& g = groups_[gid];
       if (g.is_hostname && g.Selects(c.ns, c.labels)) {
-        lp.distinct_groups.push_back({count, d.columns});
-        break;
+        std::vector<int> cols = d.columns;
+        std::sort(cols.begin(), cols.end());
+        distinct[gid].push_back({count, std::move(cols)});
       }
     }
     lp.demands.push_back(std::move(d));
+  }
+  // Pods of one self-anti-affinity group need pairwise distinct nodes, whatever their class. For
+  // each class k of the group, the nodes that can host it must number at least the pods of every
+  // class of the group that can only use such nodes (its columns are a subset of k's).
+  for (const auto& [gid, members] : distinct) {
+    for (const auto& k : members) {
+      double total = 0;
+      for (const auto& m : members) {
+        if (std::includes(k.columns.begin(), k.columns.end(), m.columns.begin(), m.columns.end())) {
+          total += m.count;
+        }
+      }
+      lp.distinct_groups.push_back({total, k.columns});
+    }
   }
   auto result = SolveCostLowerBound(lp);
   if (result.ok()) {

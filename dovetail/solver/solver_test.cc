@@ -214,6 +214,36 @@ TEST_F(SolverTest, HostnameAntiAffinityPutsEachPodOnItsOwnNode) {
   EXPECT_NEAR(*plan.lower_bound, 5 * 0.05, 1e-9);
 }
 
+TEST_F(SolverTest, AntiAffinityBoundCountsANodePerPodAcrossPodSizes) {
+  // Two sizes of pod in one anti-affinity group: the large ones cannot use the small type, and no
+  // two pods of the group may share a node, so the bound counts every pod on a node of its own
+  // (and is then as high as the optimal plan).
+  in_.pools.push_back(Pool("default", SmallCatalog()));
+  auto anti = [](Pod& p) {
+    apis::core::PodAffinityTerm t;
+    t.topology_key = "kubernetes.io/hostname";
+    t.label_selector = LabelSelector{{{"app", "db"}}, {}};
+    p.spec.affinity.emplace().pod_anti_affinity.emplace().required.push_back(t);
+  };
+  AddPods(4, "100m", "128Mi", {{"app", "db"}}, anti);
+  AddPods(2, "3", "1Gi", {{"app", "db"}}, anti);
+  Plan plan = MustSolve();
+  ASSERT_EQ(plan.node_claims.size(), 6u);
+  EXPECT_NEAR(plan.total_price, 4 * 0.05 + 2 * 0.10, 1e-9);
+  ASSERT_TRUE(plan.lower_bound.has_value()) << plan.lower_bound_error;
+  EXPECT_NEAR(*plan.lower_bound, plan.total_price, 1e-9);
+}
+
+TEST_F(SolverTest, BoundIsAtLeastOneNodeThatFitsWhenNoExistingNodeCan) {
+  in_.pools.push_back(Pool("default", SmallCatalog()));
+  AddPods(1, "3", "1Gi");
+  Plan plan = MustSolve();
+  ASSERT_EQ(plan.node_claims.size(), 1u);
+  ASSERT_TRUE(plan.lower_bound.has_value()) << plan.lower_bound_error;
+  // The LP alone would buy 3/4 of a medium node; a pod needs a whole one.
+  EXPECT_NEAR(*plan.lower_bound, plan.total_price, 1e-9);
+}
+
 TEST_F(SolverTest, ZoneSpreadBalancesAcrossZones) {
   in_.pools.push_back(Pool("default", SmallCatalog()));
   AddPods(6, "1", "1Gi", {{"app", "web"}}, [](Pod& p) {
