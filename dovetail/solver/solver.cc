@@ -526,6 +526,10 @@ class SolverImpl {
   const PairMask& Offered(const Claim& claim) const;
   double TypePrice(size_t type, const PairMask& pairs, int* pair) const;
 
+  // Replaces a NodeClaim by several NodeClaims of one cheaper type when its pods, packed first-fit
+  // decreasing onto that type, cost less; only for claims whose pods have no hostname-level
+  // constraint (so moving them between nodes changes nothing a constraint sees).
+  void SplitClaims();
   Plan Finalize();
   void ComputeLowerBound(Plan& plan);
 
@@ -1935,6 +1939,148 @@ double SolverImpl::TypePrice(size_t t, const PairMask& pairs, int* pair) const {
   return best;
 }
 
+void SolverImpl::SplitClaims() {
+  absl::flat_hash_map<const Pod*, int> class_of;
+  for (size_t i = 0; i < in_.pods.size(); ++i) class_of[in_.pods[i]] = pod_class_[i];
+  auto hostname_bound = [&](const PodClass& c) {
+    if (!c.ports.empty()) return true;
+    for (const std::vector<int>* list :
+         {&c.selected_by, &c.inverse, &c.required_affinity, &c.required_anti, &c.spread_required,
+          &c.preferred_affinity, &c.preferred_anti, &c.spread_anyway}) {
+      for (int gid : *list) {
+        if (groups_[gid].is_hostname) return true;
+      }
+    }
+    return false;
+  };
+  std::vector<int8_t> class_bound(classes_.size(), -1);
+  std::vector<Claim> out;
+  out.reserve(claims_.size());
+  size_t next_name = claims_.size();
+  for (Claim& claim : claims_) {
+    const PoolInfo& pool = pools_[claim.pool];
+    bool eligible = claim.pods.size() >= 2 && !pool.remaining && !pool.remaining_nodes &&
+                    !claim.min_values_relaxed;
+    for (const auto& r : claim.reqs) {
+      if (r.min_values()) eligible = false;
+    }
+    std::vector<const Amounts*> requests;
+    if (eligible) {
+      for (const Pod* p : claim.pods) {
+        const int cls = class_of.at(p);
+        if (class_bound[cls] < 0) class_bound[cls] = hostname_bound(classes_[cls]) ? 1 : 0;
+        if (class_bound[cls] == 1) {
+          eligible = false;
+          break;
+        }
+        requests.push_back(&classes_[cls].requests);
+      }
+    }
+    double current = kInfPrice;
+    if (eligible) {
+      claim.types.ForEach(
+          [&](size_t i) { current = std::min(current, TypePrice(i, claim.pairs, nullptr)); });
+    }
+    if (!eligible || !std::isfinite(current)) {
+      out.push_back(std::move(claim));
+      continue;
+    }
+    // Candidate types: compatible with the claim's requirements and offerings, holding every pod.
+    Amounts largest(res_.size(), 0);
+    for (const Amounts* r : requests) {
+      for (size_t d = 0; d < largest.size(); ++d) largest[d] = std::max(largest[d], (*r)[d]);
+    }
+    struct Candidate {
+      double floor;
+      double price;
+      size_t type;
+    };
+    std::vector<Candidate> candidates;
+    TypeSet compatible(types_.size());
+    pool.types.ForEach([&](size_t t) {
+      const Amounts& room = pool.effective[t];
+      if (!FitsIn(largest, room)) return;
+      const double price = TypePrice(t, claim.pairs, nullptr);
+      if (!std::isfinite(price)) return;
+      if (!cloudprovider::RequirementsIntersect(types_[t].type->requirements(), claim.reqs)) return;
+      compatible.Set(t);
+      double nodes = 1;
+      for (size_t d = 0; d < room.size(); ++d) {
+        if (claim.used[d] <= 0) continue;
+        nodes = std::max(
+            nodes, std::ceil(static_cast<double>(claim.used[d]) / static_cast<double>(room[d])));
+      }
+      candidates.push_back({nodes * price, price, t});
+    });
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      return a.floor != b.floor ? a.floor < b.floor : a.type < b.type;
+    });
+    // Pods largest first (cpu, then memory), packed first-fit onto nodes of the candidate type.
+    std::vector<size_t> order(requests.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const Amounts& ra = *requests[a];
+      const Amounts& rb = *requests[b];
+      return ra[0] != rb[0] ? ra[0] > rb[0] : ra[1] > rb[1];
+    });
+    double best = current * (1 - 1e-6);
+    std::vector<std::vector<size_t>> best_bins;
+    std::vector<Amounts> best_used;
+    for (const Candidate& cand : candidates) {
+      if (cand.floor >= best) break;
+      const Amounts& room = pool.effective[cand.type];
+      std::vector<std::vector<size_t>> bins;
+      std::vector<Amounts> used;
+      const size_t max_bins = static_cast<size_t>(best / cand.price) + 1;
+      bool ok = true;
+      for (size_t i : order) {
+        size_t b = 0;
+        while (b < bins.size() && !Fits(used[b], *requests[i], room)) ++b;
+        if (b == bins.size()) {
+          if (bins.size() + 1 > max_bins) {
+            ok = false;
+            break;
+          }
+          bins.emplace_back();
+          used.emplace_back(res_.size(), 0);
+        }
+        bins[b].push_back(i);
+        AddTo(used[b], *requests[i]);
+      }
+      const double cost = static_cast<double>(bins.size()) * cand.price;
+      if (ok && cost < best) {
+        best = cost;
+        best_bins = std::move(bins);
+        best_used = std::move(used);
+      }
+    }
+    if (best_bins.empty()) {
+      out.push_back(std::move(claim));
+      continue;
+    }
+    for (size_t b = 0; b < best_bins.size(); ++b) {
+      Claim part;
+      part.pool = claim.pool;
+      part.hostname = absl::StrCat("hostname-placeholder-", next_name++);
+      part.hostname_domain = domains_[std::string(v1::kLabelHostname)].Intern(part.hostname);
+      part.reqs = claim.reqs;
+      part.pairs = claim.pairs;
+      part.used = best_used[b];
+      TypeSet types = compatible;
+      types.ForEach([&](size_t t) {
+        if (!FitsIn(part.used, pool.effective[t])) types.Reset(t);
+      });
+      part.types = TypeSet(types_.size());
+      SetTypes(part, std::move(types));
+      part.ports = pool.ds_ports;
+      part.variants = claim.variants;
+      for (size_t i : best_bins[b]) part.pods.push_back(claim.pods[i]);
+      out.push_back(std::move(part));
+    }
+  }
+  claims_ = std::move(out);
+}
+
 Plan SolverImpl::Finalize() {
   Plan plan;
   // Ties in price are broken by instance-type name; rank the names once.
@@ -2293,6 +2439,7 @@ absl::StatusOr<Plan> SolverImpl::Run() {
     used_after.push_back(nodes_[i].used);
     nodes_[i].used = used_before[i];
   }
+  if (in_.options.improve) SplitClaims();
   Plan plan = Finalize();
   for (size_t idx : queue) {
     std::string reason = absl::StrJoin(last_reasons[idx], "; ");
