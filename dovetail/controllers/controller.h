@@ -1,0 +1,47 @@
+// The contract between the operator (the composition root, dovetail/operator) and every controller
+// (provisioning, nodeclaim lifecycle, termination, disruption, ...): what a controller is given and
+// how it is started and stopped.
+//
+// The operator builds one Dependencies, constructs each controller with it (controllers register
+// their informer handlers in their constructor, before the shared informers start), starts the
+// informers, waits for the cluster state to sync, then Start()s the controllers while it holds the
+// leader Lease and Stop()s them when it loses the Lease or shuts down. Writes go through
+// `client`, whose WriteGate is closed whenever this process is not the leader.
+//
+// Thread-safety: Start/Stop are called from one thread; a controller's own work runs on threads
+// it owns (usually a kube::Controller over a kube::WorkQueue).
+#pragma once
+
+#include <string_view>
+
+#include "dovetail/cloudprovider/cloud_provider.h"
+#include "dovetail/common/clock.h"
+#include "dovetail/kube/client.h"
+#include "dovetail/kube/event_recorder.h"
+#include "dovetail/state/cluster.h"
+#include "dovetail/state/cluster_informers.h"
+
+namespace dovetail::controllers {
+
+// Everything here outlives every controller.
+struct Dependencies {
+  kube::Client& client;                  // reads that must be fresh, and every write
+  state::Cluster& cluster;               // the cached cluster state (nodes, NodeClaims, pods)
+  state::ClusterInformers& informers;    // add handlers in the constructor, before Start()
+  cloudprovider::CloudProvider& cloud;   // the one cloud seam (kwok, aws, ...)
+  const Clock& clock;                    // the only source of time
+  kube::EventRecorder& events;           // events.k8s.io/v1, deduplicated and rate limited
+};
+
+class Controller {
+ public:
+  virtual ~Controller() = default;
+  // A stable name for logs and metrics ("provisioner", "nodeclaim.lifecycle", ...).
+  virtual std::string_view Name() const = 0;
+  // Starts the controller's workers and returns. Called once the cluster state has synced.
+  virtual void Start() = 0;
+  // Stops the workers and waits for them; idempotent; Start() may follow again.
+  virtual void Stop() = 0;
+};
+
+}  // namespace dovetail::controllers
