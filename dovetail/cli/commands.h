@@ -14,5 +14,6 @@ struct ExitCode {
 void RegisterVersionCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterValidateCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterSimulateCommand(CLI::App& app, ExitCode& exit_code);
+void RegisterControllerCommand(CLI::App& app, ExitCode& exit_code);
 
 }  // namespace dovetail::cli

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   dovetail::cli::RegisterVersionCommand(app, exit_code);
   dovetail::cli::RegisterValidateCommand(app, exit_code);
   dovetail::cli::RegisterSimulateCommand(app, exit_code);
+  dovetail::cli::RegisterControllerCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,109 @@
+// `dovetail controller`: runs the autoscaler against the cluster in the kubeconfig (or in-cluster)
+// until SIGINT/SIGTERM. Settings come from upstream Karpenter's environment variables
+// (dovetail/operator/options.h); the flags below override them.
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+#include "dovetail/cli/commands.h"
+#include "dovetail/common/duration.h"
+#include "dovetail/common/log.h"
+#include "dovetail/operator/operator.h"
+
+namespace dovetail::cli {
+namespace {
+
+volatile std::sig_atomic_t g_signalled = 0;
+void OnSignal(int) { g_signalled = 1; }
+
+struct ControllerFlags {
+  std::string kubeconfig;
+  std::string cloud_provider;
+  std::string kwok_catalog;
+  std::string batch_idle;
+  std::string batch_max;
+  std::string feature_gates;
+  std::string log_level;
+  bool disable_leader_election = false;
+};
+
+int RunController(const ControllerFlags& flags) {
+  auto options = op::OptionsFromEnvironment();
+  if (!options.ok()) {
+    std::cerr << "error: " << options.status().message() << "\n";
+    return 2;
+  }
+  if (!flags.kubeconfig.empty()) options->kubeconfig = flags.kubeconfig;
+  if (!flags.cloud_provider.empty()) options->cloud_provider = flags.cloud_provider;
+  if (!flags.kwok_catalog.empty()) options->kwok_catalog = flags.kwok_catalog;
+  if (!flags.log_level.empty()) options->log_level = flags.log_level;
+  if (flags.disable_leader_election) options->disable_leader_election = true;
+  for (auto [text, out, name] :
+       {std::tuple{&flags.batch_idle, &options->batch_idle_duration, "--batch-idle-duration"},
+        std::tuple{&flags.batch_max, &options->batch_max_duration, "--batch-max-duration"}}) {
+    if (text->empty()) continue;
+    auto d = ParseGoDuration(*text);
+    if (!d.ok()) {
+      std::cerr << "error: " << name << " \"" << *text << "\": " << d.status().message() << "\n";
+      return 2;
+    }
+    *out = *d;
+  }
+  if (!flags.feature_gates.empty()) {
+    if (auto s = op::ParseFeatureGates(flags.feature_gates, options->feature_gates); !s.ok()) {
+      std::cerr << "error: --feature-gates: " << s.message() << "\n";
+      return 2;
+    }
+  }
+  if (!log::SetLevel(options->log_level)) {
+    std::cerr << "error: LOG_LEVEL \"" << options->log_level
+              << "\": must be debug, info or error\n";
+    return 2;
+  }
+  auto operator_ = op::Operator::Create(*options);
+  if (!operator_.ok()) {
+    std::cerr << "error: " << operator_.status().message() << "\n";
+    return 1;
+  }
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  op::Operator* o = operator_->get();
+  std::thread watcher([o] {
+    while (g_signalled == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    o->RequestStop();
+  });
+  absl::Status status = o->Run();
+  if (!status.ok()) {
+    g_signalled = 1;
+    watcher.join();
+    log::Error("operator", std::string(status.message()));
+    return 1;
+  }
+  watcher.join();
+  return 0;
+}
+
+}  // namespace
+
+void RegisterControllerCommand(CLI::App& app, ExitCode& exit_code) {
+  auto flags = std::make_shared<ControllerFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "controller",
+      "Run the autoscaler against a cluster (settings from upstream Karpenter's environment "
+      "variables; flags override)");
+  cmd->add_option("--kubeconfig", flags->kubeconfig,
+                  "kubeconfig file (default: $KUBECONFIG, "
+                  "in-cluster, ~/.kube/config)");
+  cmd->add_option("--cloud-provider", flags->cloud_provider, "cloud provider: kwok");
+  cmd->add_option("--kwok-catalog", flags->kwok_catalog,
+                  "instance-type catalog directory for the kwok provider (default: synthetic)");
+  cmd->add_option("--batch-idle-duration", flags->batch_idle, "BATCH_IDLE_DURATION (default 1s)");
+  cmd->add_option("--batch-max-duration", flags->batch_max, "BATCH_MAX_DURATION (default 10s)");
+  cmd->add_option("--feature-gates", flags->feature_gates, "FEATURE_GATES, e.g. NodeRepair=true");
+  cmd->add_option("--log-level", flags->log_level, "LOG_LEVEL: debug, info or error");
+  cmd->add_flag("--disable-leader-election", flags->disable_leader_election,
+                "DISABLE_LEADER_ELECTION");
+  cmd->callback([flags, &exit_code] { exit_code.value = RunController(*flags); });
+}
+
+}  // namespace dovetail::cli

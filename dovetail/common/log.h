@@ -1,0 +1,34 @@
+// Structured logs for the long-running controller: one JSON object per line on stderr, with the
+// fields upstream Karpenter's (zap) logs carry (level, time, logger, message) plus key/value pairs,
+// so log pipelines built for upstream keep working. The level threshold is process-wide (set once
+// at start-up from LOG_LEVEL); the CLI's one-shot commands print plain messages instead.
+// Thread-safe: lines from different threads never interleave.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace dovetail::log {
+
+enum class Level { kDebug = 0, kInfo = 1, kError = 2 };
+
+// "debug", "info" or "error"; anything else leaves the level unchanged and returns false.
+bool SetLevel(std::string_view level);
+bool Enabled(Level level);
+
+using Fields = std::initializer_list<std::pair<std::string_view, std::string>>;
+
+void Write(Level level, std::string_view logger, std::string_view message, Fields fields = {});
+inline void Debug(std::string_view logger, std::string_view message, Fields fields = {}) {
+  if (Enabled(Level::kDebug)) Write(Level::kDebug, logger, message, fields);
+}
+inline void Info(std::string_view logger, std::string_view message, Fields fields = {}) {
+  if (Enabled(Level::kInfo)) Write(Level::kInfo, logger, message, fields);
+}
+inline void Error(std::string_view logger, std::string_view message, Fields fields = {}) {
+  Write(Level::kError, logger, message, fields);
+}
+
+}  // namespace dovetail::log

@@ -1,0 +1,150 @@
+#include "dovetail/operator/operator.h"
+
+#include <unistd.h>
+
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "dovetail/cloudprovider/kwok/kwok_cloud_provider.h"
+#include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
+#include "dovetail/common/log.h"
+#include "dovetail/kube/config.h"
+
+namespace dovetail::op {
+namespace {
+
+constexpr std::string_view kLogger = "operator";
+
+std::string Identity() {
+  char host[256] = {0};
+  if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  absl::BitGen gen;
+  return absl::StrCat(host[0] != '\0' ? host : "dovetail", "_",
+                      absl::Hex(absl::Uniform<uint32_t>(gen), absl::kZeroPad8));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Operator>> Operator::Create(const Options& options) {
+  if (absl::Status s = Validate(options); !s.ok()) return s;
+  std::unique_ptr<Operator> op(new Operator(options));
+  absl::StatusOr<kube::RestConfig> config = options.kubeconfig.empty()
+                                                ? kube::LoadDefaultConfig()
+                                                : kube::LoadKubeconfigFile(options.kubeconfig);
+  if (!config.ok()) return config.status();
+  config->qps = options.kube_client_qps;
+  config->burst = options.kube_client_burst;
+  auto rest = kube::RestClient::Create(*config);
+  if (!rest.ok()) return rest.status();
+  op->rest_ = std::move(*rest);
+  // Writes are refused until this process leads (or at once, without leader election).
+  if (options.disable_leader_election) {
+    op->gate_.Open();
+  } else {
+    op->gate_.Close();
+  }
+  op->client_ = std::make_unique<kube::Client>(*op->rest_, &op->gate_);
+  op->events_ =
+      std::make_unique<kube::EventRecorder>(*op->client_, op->clock_, kube::EventRecorderOptions{});
+  op->cluster_ = std::make_unique<state::Cluster>(op->clock_);
+  op->informers_ = std::make_unique<state::ClusterInformers>(*op->client_, *op->cluster_);
+
+  // Cloud provider.
+  auto catalog = options.kwok_catalog.empty()
+                     ? cloudprovider::kwok::SyntheticCatalog()
+                     : cloudprovider::kwok::LoadCatalog(options.kwok_catalog);
+  if (!catalog.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kwok instance-type catalog: ", catalog.status().message()));
+  }
+  op->cloud_ =
+      std::make_unique<cloudprovider::kwok::KwokCloudProvider>(*op->client_, std::move(*catalog));
+
+  op->deps_ = std::make_unique<controllers::Dependencies>(controllers::Dependencies{
+      *op->client_, *op->cluster_, *op->informers_, *op->cloud_, op->clock_, *op->events_});
+  op->controllers_ = BuildControllers(*op->deps_, options);
+
+  if (!options.disable_leader_election) {
+    auto elector_rest = kube::RestClient::Create(*config);
+    if (!elector_rest.ok()) return elector_rest.status();
+    kube::LeaderElectionConfig lec;
+    lec.lease_name = options.leader_election_name;
+    lec.lease_namespace = options.leader_election_namespace.empty()
+                              ? "kube-system"
+                              : options.leader_election_namespace;
+    lec.identity = Identity();
+    Operator* self = op.get();
+    kube::LeaderCallbacks callbacks;
+    callbacks.on_started_leading = [self, identity = lec.identity] {
+      self->leading_ = true;
+      log::Info(kLogger, "started leading", {{"identity", identity}});
+      self->StartControllers();
+    };
+    callbacks.on_stopped_leading = [self] {
+      self->leading_ = false;
+      log::Info(kLogger, "stopped leading");
+      self->StopControllers();
+    };
+    callbacks.on_new_leader = [](const std::string& holder) {
+      log::Info(kLogger, "observed leader", {{"holder", holder}});
+    };
+    op->elector_ = std::make_unique<kube::LeaderElector>(std::move(*elector_rest), lec, op->clock_,
+                                                         &op->gate_, std::move(callbacks));
+  }
+  return op;
+}
+
+Operator::~Operator() {
+  if (elector_ != nullptr) elector_->Stop();
+  StopControllers();
+  if (informers_ != nullptr) informers_->Stop();
+}
+
+void Operator::StartControllers() {
+  absl::MutexLock lock(&mu_);
+  if (running_) return;
+  for (auto& c : controllers_) {
+    log::Info(kLogger, "starting controller", {{"controller", std::string(c->Name())}});
+    c->Start();
+  }
+  running_ = true;
+}
+
+void Operator::StopControllers() {
+  absl::MutexLock lock(&mu_);
+  if (!running_) return;
+  for (auto it = controllers_.rbegin(); it != controllers_.rend(); ++it) {
+    log::Info(kLogger, "stopping controller", {{"controller", std::string((*it)->Name())}});
+    (*it)->Stop();
+  }
+  running_ = false;
+}
+
+absl::Status Operator::Run(absl::Duration sync_timeout) {
+  log::Info(kLogger, "starting",
+            {{"cloudProvider", options_.cloud_provider},
+             {"controllers", absl::StrCat(controllers_.size())}});
+  informers_->Start();
+  if (!informers_->WaitForSync(absl::Now() + sync_timeout)) {
+    informers_->Stop();
+    return absl::DeadlineExceededError(
+        "the informers did not sync: is the API server reachable and are the karpenter.sh CRDs "
+        "installed?");
+  }
+  log::Info(kLogger, "cluster state synced");
+  if (elector_ != nullptr) {
+    elector_->Start();
+  } else {
+    leading_ = true;
+    StartControllers();
+  }
+  stop_.WaitForNotification();
+  log::Info(kLogger, "stopping");
+  if (elector_ != nullptr) elector_->Stop();  // stops leading (controllers stop), releases lease
+  StopControllers();
+  informers_->Stop();
+  return absl::OkStatus();
+}
+
+}  // namespace dovetail::op

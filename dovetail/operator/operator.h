@@ -1,0 +1,84 @@
+// The composition root of `dovetail controller`: builds the Kubernetes clients, the cluster state
+// and its informers, the cloud provider and every controller from Options, then runs them under
+// leader election until asked to stop.
+//
+// Lifecycle: Create() connects nothing yet (it fails only on bad options or an unusable
+// kubeconfig). Run() starts the informers, waits for the cluster state to sync, campaigns for the
+// Lease (unless leader election is disabled), starts the controllers while leading and stops them
+// when the Lease is lost, and returns after RequestStop() once everything has stopped. Losing the
+// Lease closes the write gate at once, so no write happens after another replica may lead.
+//
+// Thread-safety: RequestStop() may be called from any thread (and from a signal handler through
+// a flag the caller polls); everything else from one thread.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "dovetail/cloudprovider/cloud_provider.h"
+#include "dovetail/common/clock.h"
+#include "dovetail/controllers/controller.h"
+#include "dovetail/kube/client.h"
+#include "dovetail/kube/event_recorder.h"
+#include "dovetail/kube/leader_election.h"
+#include "dovetail/kube/rest_client.h"
+#include "dovetail/operator/options.h"
+#include "dovetail/state/cluster.h"
+#include "dovetail/state/cluster_informers.h"
+
+namespace dovetail::op {
+
+// Builds the controllers for `deps` (dovetail/operator/controllers.cc): the list grows as
+// controllers are written.
+std::vector<std::unique_ptr<controllers::Controller>> BuildControllers(
+    const controllers::Dependencies& deps, const Options& options);
+
+class Operator {
+ public:
+  // Errors: InvalidArgument for invalid options; the config loader's errors for the kubeconfig;
+  // the cloud provider's errors (e.g. an unreadable catalog).
+  static absl::StatusOr<std::unique_ptr<Operator>> Create(const Options& options);
+  ~Operator();
+
+  // Blocks until RequestStop(). Errors: DeadlineExceeded when the informers do not sync within
+  // `sync_timeout` (the API server is unreachable or the CRDs are missing).
+  absl::Status Run(absl::Duration sync_timeout = absl::Minutes(5));
+  void RequestStop() { stop_.Notify(); }
+
+  // For tests and logs.
+  bool leading() const { return leading_.load(); }
+  const std::vector<std::unique_ptr<controllers::Controller>>& controllers() const {
+    return controllers_;
+  }
+  state::Cluster& cluster() { return *cluster_; }
+
+ private:
+  explicit Operator(Options options) : options_(std::move(options)) {}
+  void StartControllers();
+  void StopControllers();
+
+  Options options_;
+  RealClock clock_;
+  std::unique_ptr<kube::RestClient> rest_;
+  kube::WriteGate gate_{&clock_};
+  std::unique_ptr<kube::Client> client_;
+  std::unique_ptr<kube::EventRecorder> events_;
+  std::unique_ptr<state::Cluster> cluster_;
+  std::unique_ptr<state::ClusterInformers> informers_;
+  std::unique_ptr<cloudprovider::CloudProvider> cloud_;
+  std::unique_ptr<controllers::Dependencies> deps_;
+  std::vector<std::unique_ptr<controllers::Controller>> controllers_;
+  std::unique_ptr<kube::LeaderElector> elector_;
+  absl::Notification stop_;
+  std::atomic<bool> leading_{false};
+  absl::Mutex mu_;  // serialises StartControllers / StopControllers
+  bool running_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace dovetail::op
