@@ -526,9 +526,10 @@ class SolverImpl {
   const PairMask& Offered(const Claim& claim) const;
   double TypePrice(size_t type, const PairMask& pairs, int* pair) const;
 
-  // Replaces a NodeClaim by several NodeClaims of one cheaper type when its pods, packed first-fit
-  // decreasing onto that type, cost less; only for claims whose pods have no hostname-level
-  // constraint (so moving them between nodes changes nothing a constraint sees).
+  // Re-packs the pods of NodeClaims that share pool, requirements and offering pairs, and whose
+  // pods have no hostname-level constraint (so moving them between nodes changes nothing a
+  // constraint sees), first-fit decreasing onto the cheapest single type for all of them or for
+  // each shape of pod (memory per cpu); keeps the result when it costs less.
   void SplitClaims();
   Plan Finalize();
   void ComputeLowerBound(Plan& plan);
@@ -1954,118 +1955,176 @@ void SolverImpl::SplitClaims() {
     return false;
   };
   std::vector<int8_t> class_bound(classes_.size(), -1);
-  std::vector<Claim> out;
-  out.reserve(claims_.size());
-  size_t next_name = claims_.size();
-  for (Claim& claim : claims_) {
+  auto eligible = [&](const Claim& claim) {
     const PoolInfo& pool = pools_[claim.pool];
-    bool eligible = claim.pods.size() >= 2 && !pool.remaining && !pool.remaining_nodes &&
-                    !claim.min_values_relaxed;
+    if (pool.remaining || pool.remaining_nodes || claim.min_values_relaxed) return false;
     for (const auto& r : claim.reqs) {
-      if (r.min_values()) eligible = false;
+      if (r.min_values()) return false;
     }
+    for (const Pod* p : claim.pods) {
+      const int cls = class_of.at(p);
+      if (class_bound[cls] < 0) class_bound[cls] = hostname_bound(classes_[cls]) ? 1 : 0;
+      if (class_bound[cls] == 1) return false;
+    }
+    return true;
+  };
+  // Claims that can trade pods: same pool, requirements and offering pairs.
+  struct Group {
+    std::vector<size_t> claims;
+    double price = 0;
+  };
+  std::vector<Group> groups;
+  std::vector<bool> regrouped(claims_.size(), false);
+  for (size_t ci = 0; ci < claims_.size(); ++ci) {
+    const Claim& claim = claims_[ci];
+    if (claim.pods.empty() || !eligible(claim)) continue;
+    double price = kInfPrice;
+    claim.types.ForEach(
+        [&](size_t i) { price = std::min(price, TypePrice(i, claim.pairs, nullptr)); });
+    if (!std::isfinite(price)) continue;
+    Group* g = nullptr;
+    for (auto& candidate : groups) {
+      const Claim& rep = claims_[candidate.claims.front()];
+      if (rep.pool == claim.pool && rep.pairs == claim.pairs && rep.reqs == claim.reqs) {
+        g = &candidate;
+        break;
+      }
+    }
+    if (g == nullptr) g = &groups.emplace_back();
+    g->claims.push_back(ci);
+    g->price += price;
+  }
+  std::vector<Claim> added;
+  size_t next_name = claims_.size();
+  for (const Group& g : groups) {
+    const Claim& rep = claims_[g.claims.front()];
+    const PoolInfo& pool = pools_[rep.pool];
+    if (g.claims.size() < 2 && rep.pods.size() < 2) continue;
+    std::vector<const Pod*> pods;
     std::vector<const Amounts*> requests;
-    if (eligible) {
-      for (const Pod* p : claim.pods) {
-        const int cls = class_of.at(p);
-        if (class_bound[cls] < 0) class_bound[cls] = hostname_bound(classes_[cls]) ? 1 : 0;
-        if (class_bound[cls] == 1) {
-          eligible = false;
-          break;
-        }
-        requests.push_back(&classes_[cls].requests);
+    Amounts total(res_.size(), 0);
+    for (size_t ci : g.claims) {
+      for (const Pod* p : claims_[ci].pods) {
+        pods.push_back(p);
+        requests.push_back(&classes_[class_of.at(p)].requests);
+        AddTo(total, *requests.back());
       }
     }
-    double current = kInfPrice;
-    if (eligible) {
-      claim.types.ForEach(
-          [&](size_t i) { current = std::min(current, TypePrice(i, claim.pairs, nullptr)); });
-    }
-    if (!eligible || !std::isfinite(current)) {
-      out.push_back(std::move(claim));
-      continue;
-    }
-    // Candidate types: compatible with the claim's requirements and offerings, holding every pod.
-    Amounts largest(res_.size(), 0);
-    for (const Amounts* r : requests) {
-      for (size_t d = 0; d < largest.size(); ++d) largest[d] = std::max(largest[d], (*r)[d]);
-    }
-    struct Candidate {
-      double floor;
-      double price;
-      size_t type;
-    };
-    std::vector<Candidate> candidates;
+    // Types the group may use: compatible with its requirements and offerings.
     TypeSet compatible(types_.size());
+    std::vector<double> price(types_.size(), kInfPrice);
     pool.types.ForEach([&](size_t t) {
-      const Amounts& room = pool.effective[t];
-      if (!FitsIn(largest, room)) return;
-      const double price = TypePrice(t, claim.pairs, nullptr);
-      if (!std::isfinite(price)) return;
-      if (!cloudprovider::RequirementsIntersect(types_[t].type->requirements(), claim.reqs)) return;
+      const double pr = TypePrice(t, rep.pairs, nullptr);
+      if (!std::isfinite(pr)) return;
+      if (!cloudprovider::RequirementsIntersect(types_[t].type->requirements(), rep.reqs)) return;
       compatible.Set(t);
-      double nodes = 1;
-      for (size_t d = 0; d < room.size(); ++d) {
-        if (claim.used[d] <= 0) continue;
-        nodes = std::max(
-            nodes, std::ceil(static_cast<double>(claim.used[d]) / static_cast<double>(room[d])));
-      }
-      candidates.push_back({nodes * price, price, t});
+      price[t] = pr;
     });
-    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-      return a.floor != b.floor ? a.floor < b.floor : a.type < b.type;
-    });
-    // Pods largest first (cpu, then memory), packed first-fit onto nodes of the candidate type.
-    std::vector<size_t> order(requests.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      const Amounts& ra = *requests[a];
-      const Amounts& rb = *requests[b];
-      return ra[0] != rb[0] ? ra[0] > rb[0] : ra[1] > rb[1];
-    });
-    double best = current * (1 - 1e-6);
-    std::vector<std::vector<size_t>> best_bins;
-    std::vector<Amounts> best_used;
-    for (const Candidate& cand : candidates) {
-      if (cand.floor >= best) break;
-      const Amounts& room = pool.effective[cand.type];
+    // Packs `items` (largest cpu first, then memory) first-fit onto nodes of the cheapest type for
+    // them, trying types in order of their price floor; returns the cost and the bins.
+    struct Packing {
+      double cost = kInfPrice;
       std::vector<std::vector<size_t>> bins;
       std::vector<Amounts> used;
-      const size_t max_bins = static_cast<size_t>(best / cand.price) + 1;
-      bool ok = true;
-      for (size_t i : order) {
-        size_t b = 0;
-        while (b < bins.size() && !Fits(used[b], *requests[i], room)) ++b;
-        if (b == bins.size()) {
-          if (bins.size() + 1 > max_bins) {
-            ok = false;
-            break;
-          }
-          bins.emplace_back();
-          used.emplace_back(res_.size(), 0);
+    };
+    auto pack = [&](std::vector<size_t> items, double budget) {
+      Packing best;
+      best.cost = budget;
+      if (items.empty()) {
+        best.cost = 0;
+        return best;
+      }
+      std::stable_sort(items.begin(), items.end(), [&](size_t a, size_t b) {
+        const Amounts& ra = *requests[a];
+        const Amounts& rb = *requests[b];
+        return ra[0] != rb[0] ? ra[0] > rb[0] : ra[1] > rb[1];
+      });
+      Amounts need(res_.size(), 0), largest(res_.size(), 0);
+      for (size_t i : items) {
+        AddTo(need, *requests[i]);
+        for (size_t d = 0; d < largest.size(); ++d) {
+          largest[d] = std::max(largest[d], (*requests[i])[d]);
         }
-        bins[b].push_back(i);
-        AddTo(used[b], *requests[i]);
       }
-      const double cost = static_cast<double>(bins.size()) * cand.price;
-      if (ok && cost < best) {
-        best = cost;
-        best_bins = std::move(bins);
-        best_used = std::move(used);
+      std::vector<std::pair<double, size_t>> order;
+      compatible.ForEach([&](size_t t) {
+        const Amounts& room = pool.effective[t];
+        if (!FitsIn(largest, room)) return;
+        double nodes = 1;
+        for (size_t d = 0; d < room.size(); ++d) {
+          if (need[d] > 0) {
+            nodes = std::max(
+                nodes, std::ceil(static_cast<double>(need[d]) / static_cast<double>(room[d])));
+          }
+        }
+        order.emplace_back(nodes * price[t], t);
+      });
+      std::sort(order.begin(), order.end());
+      constexpr size_t kOpen = 16;  // first fit over the most recent bins only
+      for (const auto& [floor, t] : order) {
+        if (floor >= best.cost) break;
+        const Amounts& room = pool.effective[t];
+        const size_t max_bins = static_cast<size_t>(best.cost / price[t]) + 1;
+        Packing p;
+        bool ok = true;
+        for (size_t i : items) {
+          size_t b = p.bins.size() > kOpen ? p.bins.size() - kOpen : 0;
+          while (b < p.bins.size() && !Fits(p.used[b], *requests[i], room)) ++b;
+          if (b == p.bins.size()) {
+            if (p.bins.size() + 1 > max_bins) {
+              ok = false;
+              break;
+            }
+            p.bins.emplace_back();
+            p.used.emplace_back(res_.size(), 0);
+          }
+          p.bins[b].push_back(i);
+          AddTo(p.used[b], *requests[i]);
+        }
+        p.cost = static_cast<double>(p.bins.size()) * price[t];
+        if (ok && p.cost < best.cost) best = std::move(p);
+      }
+      return best;
+    };
+    const double budget = g.price * (1 - 1e-6);
+    std::vector<size_t> all(pods.size());
+    std::iota(all.begin(), all.end(), 0);
+    Packing together = pack(all, budget);
+    // Pods by shape (memory per cpu, rounded to a power of two GiB per vCPU), each shape on the
+    // type that suits it best.
+    std::map<int, std::vector<size_t>> shapes;
+    for (size_t i = 0; i < pods.size(); ++i) {
+      const double cpu = static_cast<double>((*requests[i])[0]);
+      const double mem = static_cast<double>((*requests[i])[1]);
+      int shape =
+          cpu <= 0 ? 100
+                   : static_cast<int>(std::lround(std::log2(std::max(1.0, mem / cpu) / (1 << 20))));
+      shapes[shape].push_back(i);
+    }
+    Packing by_shape;
+    if (shapes.size() > 1) {
+      by_shape.cost = 0;
+      for (auto& [shape, items] : shapes) {
+        Packing p = pack(items, std::min(budget, together.cost) - by_shape.cost);
+        if (p.bins.empty()) {
+          by_shape.cost = kInfPrice;
+          break;
+        }
+        by_shape.cost += p.cost;
+        for (auto& b : p.bins) by_shape.bins.push_back(std::move(b));
+        for (auto& u : p.used) by_shape.used.push_back(std::move(u));
       }
     }
-    if (best_bins.empty()) {
-      out.push_back(std::move(claim));
-      continue;
-    }
-    for (size_t b = 0; b < best_bins.size(); ++b) {
+    Packing* best = together.cost <= by_shape.cost ? &together : &by_shape;
+    if (best->bins.empty() || best->cost >= budget) continue;
+    for (size_t b = 0; b < best->bins.size(); ++b) {
       Claim part;
-      part.pool = claim.pool;
+      part.pool = rep.pool;
       part.hostname = absl::StrCat("hostname-placeholder-", next_name++);
       part.hostname_domain = domains_[std::string(v1::kLabelHostname)].Intern(part.hostname);
-      part.reqs = claim.reqs;
-      part.pairs = claim.pairs;
-      part.used = best_used[b];
+      part.reqs = rep.reqs;
+      part.pairs = rep.pairs;
+      part.used = best->used[b];
       TypeSet types = compatible;
       types.ForEach([&](size_t t) {
         if (!FitsIn(part.used, pool.effective[t])) types.Reset(t);
@@ -2073,11 +2132,25 @@ void SolverImpl::SplitClaims() {
       part.types = TypeSet(types_.size());
       SetTypes(part, std::move(types));
       part.ports = pool.ds_ports;
-      part.variants = claim.variants;
-      for (size_t i : best_bins[b]) part.pods.push_back(claim.pods[i]);
-      out.push_back(std::move(part));
+      for (size_t ci : g.claims) {
+        for (int v : claims_[ci].variants) {
+          if (std::find(part.variants.begin(), part.variants.end(), v) == part.variants.end()) {
+            part.variants.push_back(v);
+          }
+        }
+      }
+      for (size_t i : best->bins[b]) part.pods.push_back(pods[i]);
+      added.push_back(std::move(part));
     }
+    for (size_t ci : g.claims) regrouped[ci] = true;
   }
+  if (added.empty()) return;
+  std::vector<Claim> out;
+  out.reserve(claims_.size() + added.size());
+  for (size_t ci = 0; ci < claims_.size(); ++ci) {
+    if (!regrouped[ci]) out.push_back(std::move(claims_[ci]));
+  }
+  for (auto& c : added) out.push_back(std::move(c));
   claims_ = std::move(out);
 }
 
