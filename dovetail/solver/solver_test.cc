@@ -244,6 +244,24 @@ TEST_F(SolverTest, BoundIsAtLeastOneNodeThatFitsWhenNoExistingNodeCan) {
   EXPECT_NEAR(*plan.lower_bound, plan.total_price, 1e-9);
 }
 
+TEST_F(SolverTest, RepackingPutsEachPodShapeOnTheTypeThatSuitsIt) {
+  // Greedy packing puts the memory-heavy pods on one large general-purpose node; re-packing moves
+  // them onto two memory-optimised nodes, and the cpu-heavy pods stay on cpu-optimised ones.
+  in_.pools.push_back(Pool(
+      "default", {Type("cpu8", 8, 8, 0.20), Type("mem16", 2, 16, 0.20), Type("gen", 8, 32, 1.00)}));
+  AddPods(8, "2", "1Gi");
+  AddPods(8, "250m", "4Gi");
+  Plan plan = MustSolve();
+  EXPECT_TRUE(plan.unschedulable.empty());
+  EXPECT_NEAR(plan.total_price, 4 * 0.10, 1e-9);
+  std::map<std::string, int> by_type;
+  for (const auto& c : plan.node_claims) ++by_type[c.instance_type];
+  EXPECT_EQ(by_type["cpu8"], 2);
+  EXPECT_EQ(by_type["mem16"], 2);
+  ASSERT_TRUE(plan.lower_bound.has_value());
+  EXPECT_LE(*plan.lower_bound, plan.total_price + 1e-9);
+}
+
 TEST_F(SolverTest, ZoneSpreadBalancesAcrossZones) {
   in_.pools.push_back(Pool("default", SmallCatalog()));
   AddPods(6, "1", "1Gi", {{"app", "web"}}, [](Pod& p) {
