@@ -25,6 +25,8 @@ struct ControllerFlags {
   std::string feature_gates;
   std::string log_level;
   bool disable_leader_election = false;
+  int metrics_port = -2;  // -2: not given
+  int health_probe_port = -2;
 };
 
 int RunController(const ControllerFlags& flags) {
@@ -38,6 +40,8 @@ int RunController(const ControllerFlags& flags) {
   if (!flags.kwok_catalog.empty()) options->kwok_catalog = flags.kwok_catalog;
   if (!flags.log_level.empty()) options->log_level = flags.log_level;
   if (flags.disable_leader_election) options->disable_leader_election = true;
+  if (flags.metrics_port != -2) options->metrics_port = flags.metrics_port;
+  if (flags.health_probe_port != -2) options->health_probe_port = flags.health_probe_port;
   for (auto [text, out, name] :
        {std::tuple{&flags.batch_idle, &options->batch_idle_duration, "--batch-idle-duration"},
         std::tuple{&flags.batch_max, &options->batch_max_duration, "--batch-max-duration"}}) {
@@ -101,6 +105,12 @@ void RegisterControllerCommand(CLI::App& app, ExitCode& exit_code) {
   cmd->add_option("--batch-max-duration", flags->batch_max, "BATCH_MAX_DURATION (default 10s)");
   cmd->add_option("--feature-gates", flags->feature_gates, "FEATURE_GATES, e.g. NodeRepair=true");
   cmd->add_option("--log-level", flags->log_level, "LOG_LEVEL: debug, info or error");
+  cmd->add_option("--metrics-port", flags->metrics_port,
+                  "METRICS_PORT (default 8080; 0: any free port; -1: off)")
+      ->check(CLI::Range(-1, 65535));
+  cmd->add_option("--health-probe-port", flags->health_probe_port,
+                  "HEALTH_PROBE_PORT (default 8081; 0: any free port; -1: off)")
+      ->check(CLI::Range(-1, 65535));
   cmd->add_flag("--disable-leader-election", flags->disable_leader_election,
                 "DISABLE_LEADER_ELECTION");
   cmd->callback([flags, &exit_code] { exit_code.value = RunController(*flags); });

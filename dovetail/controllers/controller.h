@@ -18,6 +18,7 @@
 #include "dovetail/common/clock.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/event_recorder.h"
+#include "dovetail/metrics/registry.h"
 #include "dovetail/state/cluster.h"
 #include "dovetail/state/cluster_informers.h"
 
@@ -25,12 +26,14 @@ namespace dovetail::controllers {
 
 // Everything here outlives every controller.
 struct Dependencies {
-  kube::Client& client;                  // reads that must be fresh, and every write
-  state::Cluster& cluster;               // the cached cluster state (nodes, NodeClaims, pods)
-  state::ClusterInformers& informers;    // add handlers in the constructor, before Start()
-  cloudprovider::CloudProvider& cloud;   // the one cloud seam (kwok, aws, ...)
-  const Clock& clock;                    // the only source of time
-  kube::EventRecorder& events;           // events.k8s.io/v1, deduplicated and rate limited
+  kube::Client& client;                 // reads that must be fresh, and every write
+  state::Cluster& cluster;              // the cached cluster state (nodes, NodeClaims, pods)
+  state::ClusterInformers& informers;   // add handlers in the constructor, before Start()
+  cloudprovider::CloudProvider& cloud;  // the one cloud seam (kwok, aws, ...)
+  const Clock& clock;                   // the only source of time
+  kube::EventRecorder& events;          // events.k8s.io/v1, deduplicated and rate limited
+  // Where controllers register upstream's metrics (karpenter_*); null in tests that do not care.
+  metrics::Registry* metrics = nullptr;
 };
 
 class Controller {

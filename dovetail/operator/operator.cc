@@ -9,6 +9,7 @@
 #include "dovetail/cloudprovider/kwok/kwok_cloud_provider.h"
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
 #include "dovetail/common/log.h"
+#include "dovetail/common/version.h"
 #include "dovetail/kube/config.h"
 
 namespace dovetail::op {
@@ -61,9 +62,12 @@ absl::StatusOr<std::unique_ptr<Operator>> Operator::Create(const Options& option
   op->cloud_ =
       std::make_unique<cloudprovider::kwok::KwokCloudProvider>(*op->client_, std::move(*catalog));
 
-  op->deps_ = std::make_unique<controllers::Dependencies>(controllers::Dependencies{
-      *op->client_, *op->cluster_, *op->informers_, *op->cloud_, op->clock_, *op->events_});
+  op->deps_ = std::make_unique<controllers::Dependencies>(
+      controllers::Dependencies{*op->client_, *op->cluster_, *op->informers_, *op->cloud_,
+                                op->clock_, *op->events_, &op->metrics_});
   op->controllers_ = BuildControllers(*op->deps_, options);
+  op->metrics_.NewGauge("karpenter_build_info", "Build information.", {"version", "commit"})
+      .Set({std::string(GetBuildInfo().version), std::string(GetBuildInfo().commit)}, 1);
 
   if (!options.disable_leader_election) {
     auto elector_rest = kube::RestClient::Create(*config);
@@ -99,6 +103,8 @@ Operator::~Operator() {
   if (elector_ != nullptr) elector_->Stop();
   StopControllers();
   if (informers_ != nullptr) informers_->Stop();
+  metrics_endpoint_.Stop();
+  health_endpoint_.Stop();
 }
 
 void Operator::StartControllers() {
@@ -121,10 +127,48 @@ void Operator::StopControllers() {
   running_ = false;
 }
 
+absl::Status Operator::StartEndpoints() {
+  if (options_.metrics_port >= 0) {
+    metrics_endpoint_.Handle("/metrics", [this] {
+      CollectStateMetrics();
+      return metrics::Response{200, metrics_.Expose(), "text/plain; version=0.0.4; charset=utf-8"};
+    });
+    auto port = metrics_endpoint_.Start("0.0.0.0", options_.metrics_port);
+    if (!port.ok()) return port.status();
+    metrics_port_ = *port;
+  }
+  if (options_.health_probe_port >= 0) {
+    health_endpoint_.Handle("/healthz", [] { return metrics::Response{200, "ok"}; });
+    health_endpoint_.Handle("/readyz", [this] {
+      return synced_.load() ? metrics::Response{200, "ok"}
+                            : metrics::Response{503, "cluster state not synced"};
+    });
+    auto port = health_endpoint_.Start("0.0.0.0", options_.health_probe_port);
+    if (!port.ok()) return port.status();
+    health_port_ = *port;
+  }
+  return absl::OkStatus();
+}
+
+void Operator::CollectStateMetrics() {
+  metrics_
+      .NewGauge("karpenter_cluster_state_synced",
+                "1 when the cluster state has synced with the API server, else 0.")
+      .Set({}, cluster_->Synced() ? 1 : 0);
+  metrics_
+      .NewGauge("karpenter_cluster_state_node_count",
+                "Nodes and NodeClaims the cluster state tracks.")
+      .Set({}, static_cast<double>(cluster_->size()));
+}
+
 absl::Status Operator::Run(absl::Duration sync_timeout) {
   log::Info(kLogger, "starting",
             {{"cloudProvider", options_.cloud_provider},
              {"controllers", absl::StrCat(controllers_.size())}});
+  if (absl::Status s = StartEndpoints(); !s.ok()) return s;
+  log::Info(kLogger, "serving",
+            {{"metricsPort", absl::StrCat(metrics_port_.load())},
+             {"healthProbePort", absl::StrCat(health_port_.load())}});
   informers_->Start();
   if (!informers_->WaitForSync(absl::Now() + sync_timeout)) {
     informers_->Stop();
@@ -132,6 +176,7 @@ absl::Status Operator::Run(absl::Duration sync_timeout) {
         "the informers did not sync: is the API server reachable and are the karpenter.sh CRDs "
         "installed?");
   }
+  synced_ = true;
   log::Info(kLogger, "cluster state synced");
   if (elector_ != nullptr) {
     elector_->Start();
@@ -144,6 +189,8 @@ absl::Status Operator::Run(absl::Duration sync_timeout) {
   if (elector_ != nullptr) elector_->Stop();  // stops leading (controllers stop), releases lease
   StopControllers();
   informers_->Stop();
+  metrics_endpoint_.Stop();
+  health_endpoint_.Stop();
   return absl::OkStatus();
 }
 

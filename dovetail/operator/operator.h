@@ -28,6 +28,8 @@
 #include "dovetail/kube/event_recorder.h"
 #include "dovetail/kube/leader_election.h"
 #include "dovetail/kube/rest_client.h"
+#include "dovetail/metrics/registry.h"
+#include "dovetail/metrics/server.h"
 #include "dovetail/operator/options.h"
 #include "dovetail/state/cluster.h"
 #include "dovetail/state/cluster_informers.h"
@@ -57,14 +59,26 @@ class Operator {
     return controllers_;
   }
   state::Cluster& cluster() { return *cluster_; }
+  metrics::Registry& metrics() { return metrics_; }
+  // The bound ports (after Run() started the endpoints); -1 when disabled.
+  int metrics_port() const { return metrics_port_.load(); }
+  int health_probe_port() const { return health_port_.load(); }
 
  private:
   explicit Operator(Options options) : options_(std::move(options)) {}
   void StartControllers();
   void StopControllers();
+  absl::Status StartEndpoints();
+  void CollectStateMetrics();
 
   Options options_;
   RealClock clock_;
+  metrics::Registry metrics_;
+  metrics::HttpEndpoint metrics_endpoint_;
+  metrics::HttpEndpoint health_endpoint_;
+  std::atomic<int> metrics_port_{-1};
+  std::atomic<int> health_port_{-1};
+  std::atomic<bool> synced_{false};
   std::unique_ptr<kube::RestClient> rest_;
   kube::WriteGate gate_{&clock_};
   std::unique_ptr<kube::Client> client_;

@@ -86,6 +86,14 @@ absl::StatusOr<Options> OptionsFromEnvironment(
       return Bad("KUBE_CLIENT_BURST", *v, "not an integer");
     }
   }
+  for (auto [name, out] : {std::pair{"METRICS_PORT", &o.metrics_port},
+                           std::pair{"HEALTH_PROBE_PORT", &o.health_probe_port}}) {
+    if (auto v = getenv(name); v && !v->empty()) {
+      if (!absl::SimpleAtoi(*v, out) || *out < -1 || *out > 65535) {
+        return Bad(name, *v, "not a port number (-1 disables the endpoint)");
+      }
+    }
+  }
   if (auto v = getenv("FEATURE_GATES"); v && !v->empty()) {
     if (auto s = ParseFeatureGates(*v, o.feature_gates); !s.ok()) return s;
   }

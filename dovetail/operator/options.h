@@ -34,6 +34,8 @@ struct Options {
   std::string leader_election_namespace;  // LEADER_ELECTION_NAMESPACE; "" = SYSTEM_NAMESPACE or
                                           // kube-system
   std::string log_level = "info";         // LOG_LEVEL: debug | info | error
+  int metrics_port = 8080;                // METRICS_PORT: /metrics; -1 disables it
+  int health_probe_port = 8081;           // HEALTH_PROBE_PORT: /healthz, /readyz; -1 disables it
 };
 
 // Reads the environment through `getenv` (tests pass their own). Errors: InvalidArgument naming
