@@ -1,0 +1,98 @@
+// LifecycleController ("nodeclaim.lifecycle"): takes every NodeClaim from creation to Ready, as
+// upstream's nodeclaim lifecycle controller (reference §2.6, reliability anchors §1.5, §1.6).
+// Keyed by NodeClaim name; triggered by the NodeClaim informer and by Node events (mapped to their
+// NodeClaim through cluster state by provider id). Each reconcile reads the NodeClaim from the API
+// server (never a stale cache) and, unless it is being deleted (the termination controller's job):
+//   1. adds the karpenter.sh/termination finalizer (never launch without it);
+//   2. Launch: unless Launched is True, calls CloudProvider::Create at most once per NodeClaim UID
+//      (a NodeClaim with status.providerID is launched already; a successful Create is remembered
+//      in memory by UID for `launch_cache_ttl`, covering a lost status write), merges labels,
+//      annotations and status; InsufficientCapacity or NodeClassNotReady => event and delete the
+//      NodeClaim; other errors => Launched=Unknown (the CreateError's reason, else LaunchFailed)
+//      and retry with backoff;
+//   3. Registration: finds the Node by provider id, syncs the NodeClaim's labels, annotations,
+//      taints, the finalizer and an owner reference onto it, removes karpenter.sh/unregistered,
+//      labels it karpenter.sh/registered=true; Registered=True and status.nodeName;
+//   4. Initialization: Node Ready, startup and known ephemeral taints gone, requested resources
+//      registered => label karpenter.sh/initialized=true, Initialized=True;
+//   5. Liveness: not launched within `launch_timeout`, or launched and not registered within
+//      `registration_ttl` (from the condition's last transition) => event and delete;
+// then writes metadata and status with merge patches carrying the resourceVersion it read
+// (a conflict retries the reconcile). Conditions follow conditions.h.
+// Thread-safety: see controllers/controller.h; informer handlers only enqueue.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "dovetail/apis/v1/nodeclaim.h"
+#include "dovetail/controllers/controller.h"
+#include "dovetail/controllers/nodeclaim/lifecycle.h"
+#include "dovetail/kube/workqueue.h"
+
+namespace dovetail::controllers::nodeclaim {
+
+struct LifecycleOptions {
+  int workers = 10;
+  // Liveness (upstream: 5 min and 15 min).
+  absl::Duration launch_timeout = absl::Minutes(5);
+  absl::Duration registration_ttl = absl::Minutes(15);
+  // How long a successful Create is remembered by NodeClaim UID (upstream: 1 h).
+  absl::Duration launch_cache_ttl = absl::Hours(1);
+  // While a NodeClaim is not yet initialized, look again at least this often (events usually
+  // come first).
+  absl::Duration poll_interval = absl::Seconds(30);
+  kube::WorkQueueOptions queue = {.base_delay = absl::Seconds(1), .max_delay = absl::Minutes(1)};
+};
+
+class LifecycleController final : public Controller {
+ public:
+  // Registers the NodeClaim and Node informer handlers; `deps` must outlive this object.
+  explicit LifecycleController(const Dependencies& deps, LifecycleOptions options = {});
+  ~LifecycleController() override;
+
+  std::string_view Name() const override { return "nodeclaim.lifecycle"; }
+  // Enqueues every cached NodeClaim and starts the workers.
+  void Start() override;
+  void Stop() override;
+
+  // One reconcile of the named NodeClaim (what a worker runs; public for tests).
+  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
+  // CloudProvider::Create calls made so far.
+  int64_t launches() const { return launches_.load(); }
+
+ private:
+  void Enqueue(const std::string& name);
+  absl::StatusOr<apis::v1::NodeClaim> Launch(const apis::v1::NodeClaim& node_claim);
+  absl::Status DeleteNodeClaim(const apis::v1::NodeClaim& node_claim, std::string_view reason,
+                               std::string_view event_reason, std::string_view message);
+  absl::Status Register(apis::v1::NodeClaim& desired);
+  absl::Status Initialize(apis::v1::NodeClaim& desired);
+  absl::Status Write(const apis::v1::NodeClaim& current, const apis::v1::NodeClaim& desired);
+  void RecordEvent(const apis::v1::NodeClaim& node_claim, std::string_view type,
+                   std::string_view reason, std::string_view message);
+
+  const Dependencies deps_;
+  const LifecycleOptions options_;
+  std::atomic<int64_t> launches_{0};
+
+  struct Launched {
+    apis::v1::NodeClaim node_claim;
+    absl::Time expires;
+  };
+  absl::Mutex cache_mu_;
+  absl::flat_hash_map<std::string, Launched> launch_cache_ ABSL_GUARDED_BY(cache_mu_);
+
+  absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
+  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<kube::Controller> workers_;
+};
+
+}  // namespace dovetail::controllers::nodeclaim
