@@ -206,4 +206,37 @@ absl::StatusOr<CronSchedule> ParseCronSchedule(std::string_view text) {
   return out;
 }
 
+absl::Time NextActivation(const CronSchedule& schedule, absl::Time after) {
+  const absl::TimeZone utc = absl::UTCTimeZone();
+  // Start at the next whole minute.
+  absl::CivilMinute t = absl::ToCivilMinute(after, utc) + 1;
+  const absl::CivilYear limit = absl::CivilYear(t) + 5;
+  auto bit = [](uint64_t set, int v) { return ((set >> v) & 1) != 0; };
+  while (absl::CivilYear(t) <= limit) {
+    if (!bit(schedule.months, t.month())) {
+      t = absl::CivilMinute(absl::CivilMonth(t) + 1);
+      continue;
+    }
+    const bool dom = bit(schedule.days_of_month, t.day());
+    // Cron counts Sunday as 0; Abseil's weekdays run Monday (0) to Sunday (6).
+    const int weekday = (static_cast<int>(absl::GetWeekday(absl::CivilDay(t))) + 1) % 7;
+    const bool dow = bit(schedule.days_of_week, weekday);
+    const bool day = schedule.any_day_of_month || schedule.any_day_of_week ? dom && dow : dom || dow;
+    if (!day) {
+      t = absl::CivilMinute(absl::CivilDay(t) + 1);
+      continue;
+    }
+    if (!bit(schedule.hours, t.hour())) {
+      t = absl::CivilMinute(absl::CivilHour(t) + 1);
+      continue;
+    }
+    if (!bit(schedule.minutes, t.minute())) {
+      t += 1;
+      continue;
+    }
+    return absl::FromCivil(t, utc);
+  }
+  return absl::InfiniteFuture();
+}
+
 }  // namespace dovetail::apis::validation

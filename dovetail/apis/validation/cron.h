@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace dovetail::apis::validation {
 
@@ -35,5 +36,9 @@ struct CronSchedule {
 // Errors: InvalidArgument naming the offending field and what is wrong with it, e.g.
 // `day of week "7": 7 is above the maximum 6`.
 absl::StatusOr<CronSchedule> ParseCronSchedule(std::string_view text);
+
+// The first activation strictly after `after` (at a whole minute, UTC), as cron libraries compute
+// it; InfiniteFuture when none comes within five years (e.g. `0 0 30 2 *`).
+absl::Time NextActivation(const CronSchedule& schedule, absl::Time after);
 
 }  // namespace dovetail::apis::validation

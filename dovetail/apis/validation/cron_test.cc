@@ -85,5 +85,42 @@ TEST(CronScheduleTest, ErrorsNameTheField) {
   EXPECT_THAT(std::string(s.status().message()), HasSubstr("above the maximum 6"));
 }
 
+
+absl::Time Utc(int y, int mo, int d, int h, int mi) {
+  return absl::FromCivil(absl::CivilMinute(y, mo, d, h, mi), absl::UTCTimeZone());
+}
+
+absl::Time Next(std::string_view cron, absl::Time after) {
+  auto s = ParseCronSchedule(cron);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? NextActivation(*s, after) : absl::InfinitePast();
+}
+
+TEST(CronNextTest, FindsTheNextMatchingMinuteStrictlyAfter) {
+  // 2026-11-30 is a Monday.
+  EXPECT_EQ(Next("*/15 * * * *", Utc(2026, 11, 30, 10, 0)), Utc(2026, 11, 30, 10, 15));
+  EXPECT_EQ(Next("*/15 * * * *", Utc(2026, 11, 30, 10, 7) + absl::Seconds(30)),
+            Utc(2026, 11, 30, 10, 15));
+  EXPECT_EQ(Next("@daily", Utc(2026, 11, 30, 10, 0)), Utc(2026, 12, 1, 0, 0));
+  EXPECT_EQ(Next("@hourly", Utc(2026, 12, 31, 23, 30)), Utc(2027, 1, 1, 0, 0));
+  EXPECT_EQ(Next("0 9 * * mon-fri", Utc(2026, 12, 4, 9, 0)), Utc(2026, 12, 7, 9, 0));  // Fri -> Mon
+  EXPECT_EQ(Next("0 0 * * sun", Utc(2026, 11, 30, 0, 0)), Utc(2026, 12, 6, 0, 0));
+  EXPECT_EQ(Next("@yearly", Utc(2026, 11, 30, 0, 0)), Utc(2027, 1, 1, 0, 0));
+  EXPECT_EQ(Next("0 0 29 2 *", Utc(2026, 3, 1, 0, 0)), Utc(2028, 2, 29, 0, 0));
+}
+
+TEST(CronNextTest, RestrictedDayFieldsAreOred) {
+  // The 1st of the month or any Monday: after Tuesday 2026-12-01 00:00 comes Monday 12-07.
+  EXPECT_EQ(Next("0 0 1 * mon", Utc(2026, 12, 1, 0, 0)), Utc(2026, 12, 7, 0, 0));
+  // With the day of month unrestricted only Mondays match.
+  EXPECT_EQ(Next("0 0 * * mon", Utc(2026, 12, 1, 0, 0)), Utc(2026, 12, 7, 0, 0));
+  // With the day of week unrestricted only the 1st matches.
+  EXPECT_EQ(Next("0 0 1 * *", Utc(2026, 12, 1, 0, 0)), Utc(2027, 1, 1, 0, 0));
+}
+
+TEST(CronNextTest, NeverIsInfiniteFuture) {
+  EXPECT_EQ(Next("0 0 30 2 *", Utc(2026, 1, 1, 0, 0)), absl::InfiniteFuture());
+}
+
 }  // namespace
 }  // namespace dovetail::apis::validation
