@@ -1,0 +1,56 @@
+// The two conversions at the edges of a provisioning pass: a NodePool into the solver's
+// PoolTemplate (upstream's NodeClaimTemplate, reference §2.3), and a planned NewNodeClaim back into
+// the NodeClaim object the provisioner creates (upstream's ToNodeClaim, §1.3 and §2.4.12).
+//
+// The NodeClaim gets: generateName `<nodepool>-`; an owner reference to the NodePool
+// (blockOwnerDeletion); labels = template labels + karpenter.sh/nodepool + the node class label
+// (`<group>/<lowercase kind>` = class name) + custom requirement keys resolved to one value;
+// annotations = template annotations + karpenter.sh/nodepool-hash(-version) (+ min-values-relaxed
+// under the BestEffort policy); spec.requirements = the plan's requirements (pool ∩ pods ∩
+// topology, the price-ordered instance-type In list and the capacity-type In list) minus the
+// internal karpenter.sh/registered and karpenter.sh/initialized keys and the placeholder
+// hostname; resources.requests, taints, startupTaints, nodeClassRef, expireAfter and
+// terminationGracePeriod from the plan and the template.
+//
+// Pure functions; thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dovetail/apis/v1/nodeclaim.h"
+#include "dovetail/apis/v1/nodepool.h"
+#include "dovetail/cloudprovider/instance_type.h"
+#include "dovetail/common/quantity.h"
+#include "dovetail/solver/solver.h"
+
+namespace dovetail::controllers::provisioning {
+
+// `<group>/<lowercase kind>` of the pool's nodeClassRef (e.g. karpenter.k8s.aws/ec2nodeclass), or
+// "" when the pool has none.
+std::string NodeClassLabelKey(const apis::v1::NodePool& node_pool);
+
+// The karpenter.sh/nodepool-hash value: the pool's own annotation when the NodePool carries one
+// (upstream's nodepool.hash controller stamps it), else Dovetail's hash of the template without
+// its requirements (labels, annotations, taints and startup taints as sets, nodeClassRef,
+// expireAfter, terminationGracePeriod): FNV-1a 64 of a canonical JSON rendering, in decimal. It
+// changes exactly when upstream's would, but its value differs from upstream's hashstructure v2
+// (docs/provisioning.md).
+std::string NodePoolHash(const apis::v1::NodePool& node_pool);
+
+// Errors: InvalidArgument when the pool's requirements do not parse.
+absl::StatusOr<solver::PoolTemplate> BuildPoolTemplate(
+    const apis::v1::NodePool& node_pool, std::vector<cloudprovider::InstanceTypePtr> instance_types,
+    std::optional<ResourceList> remaining_limits);
+
+struct BuildOptions {
+  bool min_values_strict = true;  // MIN_VALUES_POLICY=Strict: no min-values-relaxed annotation
+};
+
+apis::v1::NodeClaim BuildNodeClaim(const apis::v1::NodePool& node_pool,
+                                   const solver::NewNodeClaim& planned,
+                                   const BuildOptions& options = {});
+
+}  // namespace dovetail::controllers::provisioning

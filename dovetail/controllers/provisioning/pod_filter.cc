@@ -1,0 +1,71 @@
+#include "dovetail/controllers/provisioning/pod_filter.h"
+
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "dovetail/apis/v1/labels.h"
+#include "dovetail/scheduling/requirements.h"
+
+namespace dovetail::controllers::provisioning {
+namespace {
+
+namespace core = apis::core;
+
+bool OwnedBy(const kube::PodInfo& pod, std::string_view kind) {
+  for (const kube::OwnerRef& owner : pod.meta.owners) {
+    if (owner.kind != nullptr && *owner.kind == kind) return true;
+  }
+  return false;
+}
+
+bool OptsOut(const core::NodeSelectorRequirement& r) {
+  return r.key == apis::v1::kNodePoolLabelKey && r.op == core::SelectorOperator::kDoesNotExist;
+}
+
+std::optional<IgnoreReason> CheckRequirement(const core::NodeSelectorRequirement& r) {
+  if (OptsOut(r))
+    return IgnoreReason{.message = "pod opted out of karpenter.sh/nodepool", .silent = true};
+  if (absl::Status s = scheduling::ValidateRequirement(r, scheduling::RequirementSource::kPod);
+      !s.ok()) {
+    return IgnoreReason{.message =
+                            absl::StrCat("ignoring pod, invalid requirement: ", s.message())};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool IsProvisionable(const kube::PodInfo& pod) {
+  if (!pod.unschedulable) return false;
+  if (!pod.node_name.empty() || !pod.nominated_node_name.empty()) return false;
+  if (pod.phase == core::PodPhase::kSucceeded || pod.phase == core::PodPhase::kFailed) return false;
+  if (pod.meta.deletion.has_value()) return false;
+  if (OwnedBy(pod, "DaemonSet") || OwnedBy(pod, "Node")) return false;
+  return true;
+}
+
+std::optional<IgnoreReason> IgnoredReason(const core::Pod& pod) {
+  for (const auto& [key, value] : pod.spec.node_selector) {
+    core::NodeSelectorRequirement r;
+    r.key = key;
+    r.op = core::SelectorOperator::kIn;
+    r.values = {value};
+    if (auto reason = CheckRequirement(r)) return reason;
+  }
+  if (pod.spec.affinity && pod.spec.affinity->node_affinity &&
+      pod.spec.affinity->node_affinity->required.has_value()) {
+    for (const core::NodeSelectorTerm& term : pod.spec.affinity->node_affinity->required->terms) {
+      if (!term.match_fields.empty()) {
+        return IgnoreReason{.message =
+                                "ignoring pod, node affinity with matchFields is not supported"};
+      }
+      for (const core::NodeSelectorRequirement& r : term.match_expressions) {
+        if (auto reason = CheckRequirement(r)) return reason;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace dovetail::controllers::provisioning

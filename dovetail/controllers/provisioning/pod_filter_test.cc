@@ -1,0 +1,125 @@
+#include "dovetail/controllers/provisioning/pod_filter.h"
+
+#include "dovetail/apis/core/codec.h"
+#include "dovetail/state/state_test_util.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace dovetail::controllers::provisioning {
+namespace {
+
+nlohmann::json PendingPod(const std::string& name) {
+  nlohmann::json pod = state::testing::PodJson("default", name, "", "500m");
+  pod["status"]["conditions"] = {{{"type", "PodScheduled"},
+                                  {"status", "False"},
+                                  {"reason", "Unschedulable"},
+                                  {"message", "0/3 nodes are available"}}};
+  return pod;
+}
+
+class PodFilterTest : public ::testing::Test {
+ protected:
+  bool Provisionable(const nlohmann::json& json) { return IsProvisionable(*objects_.Pod(json)); }
+  apis::core::Pod ApiPod(const nlohmann::json& json) {
+    auto pod = apis::core::DecodeAs<apis::core::Pod>(json);
+    EXPECT_TRUE(pod.ok()) << pod.status();
+    return pod.ok() ? *pod : apis::core::Pod{};
+  }
+  state::testing::Objects objects_;
+};
+
+TEST_F(PodFilterTest, PendingPodMarkedUnschedulableIsProvisionable) {
+  EXPECT_TRUE(Provisionable(PendingPod("a")));
+}
+
+TEST_F(PodFilterTest, PodTheSchedulerHasNotTriedIsNotProvisionable) {
+  nlohmann::json pod = PendingPod("a");
+  pod["status"].erase("conditions");
+  EXPECT_FALSE(Provisionable(pod));
+}
+
+TEST_F(PodFilterTest, OtherSchedulersReasonIsNotProvisionable) {
+  nlohmann::json pod = PendingPod("a");
+  pod["status"]["conditions"][0]["reason"] = "SchedulerError";
+  EXPECT_FALSE(Provisionable(pod));
+}
+
+TEST_F(PodFilterTest, BoundPodIsNotProvisionable) {
+  nlohmann::json pod = PendingPod("a");
+  pod["spec"]["nodeName"] = "node-1";
+  EXPECT_FALSE(Provisionable(pod));
+}
+
+TEST_F(PodFilterTest, PreemptingPodWithNominatedNodeIsNotProvisionable) {
+  nlohmann::json pod = PendingPod("a");
+  pod["status"]["nominatedNodeName"] = "node-1";
+  EXPECT_FALSE(Provisionable(pod));
+}
+
+TEST_F(PodFilterTest, TerminalAndTerminatingPodsAreNotProvisionable) {
+  nlohmann::json failed = PendingPod("a");
+  failed["status"]["phase"] = "Failed";
+  EXPECT_FALSE(Provisionable(failed));
+  nlohmann::json deleting = PendingPod("b");
+  deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+  EXPECT_FALSE(Provisionable(deleting));
+}
+
+TEST_F(PodFilterTest, DaemonSetAndMirrorPodsAreNotProvisionable) {
+  nlohmann::json ds = PendingPod("a");
+  ds["metadata"]["ownerReferences"] = {
+      {{"apiVersion", "apps/v1"}, {"kind", "DaemonSet"}, {"name", "ds"}, {"uid", "u1"}}};
+  EXPECT_FALSE(Provisionable(ds));
+  nlohmann::json mirror = PendingPod("b");
+  mirror["metadata"]["ownerReferences"] = {
+      {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "n"}, {"uid", "u2"}}};
+  EXPECT_FALSE(Provisionable(mirror));
+  nlohmann::json replica = PendingPod("c");
+  replica["metadata"]["ownerReferences"] = {
+      {{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "rs"}, {"uid", "u3"}}};
+  EXPECT_TRUE(Provisionable(replica));
+}
+
+TEST_F(PodFilterTest, PodSelectingHostnameIsIgnoredWithAReason) {
+  nlohmann::json pod = PendingPod("a");
+  pod["spec"]["nodeSelector"] = {{"kubernetes.io/hostname", "node-1"}};
+  auto why = IgnoredReason(ApiPod(pod));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_FALSE(why->silent);
+  EXPECT_NE(why->message.find("kubernetes.io/hostname"), std::string::npos) << why->message;
+}
+
+TEST_F(PodFilterTest, PodOptingOutOfNodePoolsIsIgnoredSilently) {
+  nlohmann::json pod = PendingPod("a");
+  pod["spec"]["affinity"] = {
+      {"nodeAffinity",
+       {{"requiredDuringSchedulingIgnoredDuringExecution",
+         {{"nodeSelectorTerms",
+           {{{"matchExpressions",
+              {{{"key", "karpenter.sh/nodepool"}, {"operator", "DoesNotExist"}}}}}}}}}}}};
+  auto why = IgnoredReason(ApiPod(pod));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_TRUE(why->silent);
+}
+
+TEST_F(PodFilterTest, MatchFieldsIsIgnored) {
+  nlohmann::json pod = PendingPod("a");
+  pod["spec"]["affinity"] = {
+      {"nodeAffinity",
+       {{"requiredDuringSchedulingIgnoredDuringExecution",
+         {{"nodeSelectorTerms",
+           {{{"matchFields",
+              {{{"key", "metadata.name"}, {"operator", "In"}, {"values", {"n1"}}}}}}}}}}}}};
+  EXPECT_TRUE(IgnoredReason(ApiPod(pod)).has_value());
+}
+
+TEST_F(PodFilterTest, UnknownCustomKeysAndWellKnownKeysAreStillConsidered) {
+  nlohmann::json pod = PendingPod("a");
+  pod["spec"]["nodeSelector"] = {{"team", "a"},
+                                 {"topology.kubernetes.io/zone", "test-zone-a"},
+                                 {"karpenter.sh/capacity-type", "spot"}};
+  EXPECT_FALSE(IgnoredReason(ApiPod(pod)).has_value());
+}
+
+}  // namespace
+}  // namespace dovetail::controllers::provisioning
