@@ -1,0 +1,349 @@
+#include "dovetail/controllers/provisioning/provisioner.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "dovetail/apis/core/codec.h"
+#include "dovetail/apis/v1/labels.h"
+#include "dovetail/cloudprovider/instance_type.h"
+#include "dovetail/common/status_macros.h"
+#include "dovetail/controllers/provisioning/node_claim_builder.h"
+#include "dovetail/controllers/provisioning/pod_filter.h"
+#include "dovetail/kube/resource.h"
+#include "dovetail/solver/solver.h"
+#include "dovetail/state/pod_conversion.h"
+#include "dovetail/state/snapshot.h"
+#include "nlohmann/json.hpp"
+
+namespace dovetail::controllers::provisioning {
+namespace {
+
+namespace core = apis::core;
+namespace v1 = apis::v1;
+
+constexpr char kNominated[] = "Nominated";
+constexpr char kFailedScheduling[] = "FailedScheduling";
+
+// Ready=True, or (unless required) no Ready condition at all.
+bool NodePoolUsable(const v1::NodePool& pool, bool require_ready) {
+  if (pool.metadata.deletion_timestamp.has_value()) return false;
+  if (v1::IsStatic(pool)) return false;
+  const core::Condition* ready = v1::FindCondition(pool.status.conditions, "Ready");
+  if (ready == nullptr) return !require_ready;
+  return ready->status == core::ConditionStatus::kTrue;
+}
+
+// True when usage exceeds any of the pool's limits (strictly, as upstream's ExceededBy).
+bool LimitsExceeded(const v1::NodePool& pool, const ResourceList& usage) {
+  for (const auto& [name, limit] : pool.spec.limits) {
+    auto it = usage.find(name);
+    if (it != usage.end() && it->second > limit) return true;
+  }
+  return false;
+}
+
+std::unique_ptr<core::Pod> DaemonSetPod(const core::DaemonSet& ds) {
+  auto pod = std::make_unique<core::Pod>();
+  pod->api_version = "v1";
+  pod->kind = "Pod";
+  pod->metadata = ds.spec.template_.metadata;
+  pod->metadata.name = ds.metadata.name;
+  pod->metadata.namespace_ = ds.metadata.namespace_;
+  pod->metadata.uid = absl::StrCat("daemonset-", ds.metadata.uid);
+  core::OwnerReference owner;
+  owner.api_version = "apps/v1";
+  owner.kind = "DaemonSet";
+  owner.name = ds.metadata.name;
+  owner.uid = ds.metadata.uid;
+  owner.controller = true;
+  pod->metadata.owner_references.push_back(std::move(owner));
+  pod->spec = ds.spec.template_.spec;
+  return pod;
+}
+
+}  // namespace
+
+Provisioner::Provisioner(const Dependencies& deps, Options options)
+    : deps_(deps),
+      options_(std::move(options)),
+      batcher_(deps.clock, BatcherOptions{.idle = options_.batch_idle_duration,
+                                          .max = options_.batch_max_duration}),
+      node_pools_(deps.client, kube::resources::kNodePools, {}, options_.informer_options),
+      daemon_sets_(deps.client, kube::resources::kDaemonSets, {}, options_.informer_options) {
+  using PodPtr = std::shared_ptr<const kube::PodInfo>;
+  deps_.informers.pods().AddHandler({
+      .on_add =
+          [this](const PodPtr& pod) {
+            if (IsProvisionable(*pod)) batcher_.Trigger(pod->meta.uid);
+          },
+      .on_update =
+          [this](const PodPtr&, const PodPtr& pod) {
+            if (IsProvisionable(*pod)) batcher_.Trigger(pod->meta.uid);
+          },
+      .on_delete = nullptr,
+  });
+}
+
+Provisioner::~Provisioner() {
+  Stop();
+  node_pools_.Stop();
+  daemon_sets_.Stop();
+}
+
+bool Provisioner::StartInformers(absl::Time deadline) {
+  node_pools_.Start();
+  daemon_sets_.Start();
+  return node_pools_.WaitForSync(deadline) && daemon_sets_.WaitForSync(deadline);
+}
+
+void Provisioner::Start() {
+  if (running_.exchange(true)) return;
+  node_pools_.Start();
+  daemon_sets_.Start();
+  batcher_.Reset();
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void Provisioner::Stop() {
+  if (!running_.exchange(false)) return;
+  batcher_.Stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+Stats Provisioner::stats() const {
+  absl::MutexLock lock(&stats_mu_);
+  return stats_;
+}
+
+void Provisioner::AddError(const absl::Status& status) {
+  absl::MutexLock lock(&stats_mu_);
+  stats_.last_error = status.ToString();
+}
+
+void Provisioner::TriggerPending() {
+  deps_.informers.pods().store().ForEach([this](const kube::PodInfo& pod) {
+    if (IsProvisionable(pod)) batcher_.Trigger(pod.meta.uid);
+  });
+}
+
+void Provisioner::Loop() {
+  // Pods already pending when we start (their add events may have come before Start).
+  TriggerPending();
+  absl::Time next_requeue = deps_.clock.Now() + options_.requeue;
+  while (running_.load()) {
+    std::optional<Batch> batch = batcher_.Wait(std::min(options_.requeue, absl::Seconds(1)));
+    if (deps_.clock.Now() >= next_requeue) {
+      TriggerPending();
+      next_requeue = deps_.clock.Now() + options_.requeue;
+    }
+    if (!batch.has_value()) continue;
+    // Upstream's pass waits for the cluster state to sync (informers listed, every NodeClaim
+    // launched) and for the provisioner's own informers.
+    while (running_.load() &&
+           !(deps_.cluster.Synced() && node_pools_.HasSynced() && daemon_sets_.HasSynced())) {
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    if (!running_.load()) break;
+    absl::StatusOr<PassResult> result = RunOnce();
+    if (!result.ok()) AddError(result.status());
+  }
+}
+
+void Provisioner::RecordPodEvent(const core::Pod& pod, std::string_view type,
+                                 std::string_view reason, std::string_view action,
+                                 std::string_view note) {
+  kube::ObjectReference ref{.api_version = "v1",
+                            .kind = "Pod",
+                            .ns = pod.metadata.namespace_,
+                            .name = pod.metadata.name,
+                            .uid = pod.metadata.uid};
+  // Rate limited or failed events are dropped (the recorder counts them); the pass goes on.
+  (void)deps_.events.Record(ref, type, reason, action, note);
+}
+
+absl::StatusOr<PassResult> Provisioner::RunOnce() {
+  absl::MutexLock lock(&pass_mu_);
+  return RunOnceLocked();
+}
+
+absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
+  if (!deps_.cluster.Synced()) return absl::UnavailableError("cluster state has not synced");
+  if (!node_pools_.HasSynced() || !daemon_sets_.HasSynced()) {
+    return absl::UnavailableError("NodePool or DaemonSet informer has not synced");
+  }
+  {
+    absl::MutexLock l(&stats_mu_);
+    ++stats_.passes;
+  }
+  PassResult result;
+
+  // 1. Nodes first, then pending pods (cluster.h).
+  const state::Snapshot snapshot = deps_.cluster.TakeSnapshot();
+  ASSIGN_OR_RETURN(state::SolverNodes existing, state::ToSolverNodes(snapshot));
+
+  std::vector<std::unique_ptr<core::Pod>> pending;
+  int64_t ignored = 0;
+  for (const auto& info : deps_.informers.pods().store().List()) {
+    if (!IsProvisionable(*info)) continue;
+    absl::StatusOr<core::Pod> pod = state::ToPod(*info);
+    if (!pod.ok()) {
+      ++ignored;
+      continue;
+    }
+    if (std::optional<IgnoreReason> why = IgnoredReason(*pod)) {
+      ++ignored;
+      if (!why->silent) {
+        RecordPodEvent(*pod, "Warning", kFailedScheduling, "Scheduling",
+                       absl::StrCat("Failed to schedule pod, ", why->message));
+      }
+      continue;
+    }
+    pending.push_back(std::make_unique<core::Pod>(std::move(*pod)));
+  }
+  // Deterministic order (the solver sorts too; this keeps event order stable).
+  std::sort(pending.begin(), pending.end(), [](const auto& a, const auto& b) {
+    return std::tie(a->metadata.namespace_, a->metadata.name) <
+           std::tie(b->metadata.namespace_, b->metadata.name);
+  });
+  {
+    absl::MutexLock l(&stats_mu_);
+    stats_.pods_ignored += ignored;
+    stats_.last_pass_pods = static_cast<int64_t>(pending.size());
+  }
+  if (pending.empty()) return result;
+
+  // 2. NodePools with their instance types and remaining limits.
+  solver::Input input;
+  existing.AppendTo(input);
+  absl::flat_hash_map<std::string, std::shared_ptr<const v1::NodePool>> pools;
+  for (const auto& pool : node_pools_.store().List()) {
+    if (!NodePoolUsable(*pool, options_.require_ready_node_pools)) continue;
+    absl::StatusOr<cloudprovider::Catalog> catalog = deps_.cloud.GetInstanceTypes(*pool);
+    if (!catalog.ok()) {
+      AddError(catalog.status());
+      continue;
+    }
+    absl::StatusOr<solver::PoolTemplate> t =
+        BuildPoolTemplate(*pool, {}, snapshot.RemainingLimits(*pool));
+    if (!t.ok()) {
+      AddError(t.status());
+      continue;
+    }
+    for (const cloudprovider::InstanceTypePtr& type : *catalog) {
+      if (!cloudprovider::RequirementsIntersect(type->requirements(), t->requirements)) continue;
+      if (!type->offerings().Available().HasCompatible(t->requirements)) continue;
+      t->instance_types.push_back(type);
+    }
+    if (t->instance_types.empty()) continue;  // upstream: NoCompatibleInstanceTypes
+    pools[pool->metadata.name] = pool;
+    input.pools.push_back(std::move(*t));
+  }
+
+  // 3. DaemonSets, as the pods they would run on a new node.
+  std::vector<std::unique_ptr<core::Pod>> daemon_pods;
+  for (const auto& ds : daemon_sets_.store().List()) {
+    daemon_pods.push_back(DaemonSetPod(*ds));
+    input.daemon_sets.push_back(
+        {absl::StrCat(ds->metadata.namespace_, "/", ds->metadata.name), daemon_pods.back().get()});
+  }
+
+  for (const auto& pod : pending) input.pods.push_back(pod.get());
+  input.options.respect_preferences = options_.respect_preferences;
+  input.options.min_values_strict = options_.min_values_strict;
+  input.options.max_instance_types = options_.max_instance_types;
+  input.options.lower_bound = false;  // the LP bound is for simulate only
+
+  ASSIGN_OR_RETURN(solver::Plan plan, solver::Solve(input));
+  result.pods = static_cast<int>(pending.size());
+
+  const absl::Duration nomination =
+      options_.nomination_duration > absl::ZeroDuration()
+          ? options_.nomination_duration
+          : std::max(2 * options_.batch_max_duration, absl::Seconds(10));
+  int64_t nominated = 0, created = 0, create_errors = 0, limit_rejections = 0;
+
+  // 4. New NodeClaims.
+  for (const solver::NewNodeClaim& planned : plan.node_claims) {
+    auto pool_it = pools.find(planned.pool);
+    if (pool_it == pools.end()) continue;  // cannot happen: the plan only names input pools
+    const v1::NodePool& pool = *pool_it->second;
+    if (LimitsExceeded(pool, deps_.cluster.NodePoolUsage(pool.metadata.name))) {
+      ++limit_rejections;
+      continue;
+    }
+    v1::NodeClaim claim =
+        BuildNodeClaim(pool, planned, {.min_values_strict = options_.min_values_strict});
+    absl::StatusOr<std::string> response =
+        deps_.client.Create(kube::resources::kNodeClaims, "", core::EncodeJson(claim).dump());
+    if (!response.ok()) {
+      ++create_errors;
+      AddError(response.status());
+      continue;
+    }
+    const nlohmann::json json = nlohmann::json::parse(*response, nullptr, false);
+    auto stored = std::make_shared<v1::NodeClaim>();
+    if (json.is_discarded() || !core::DecodeJson(json, *stored).ok()) {
+      ++create_errors;
+      AddError(absl::InternalError("created NodeClaim does not decode"));
+      continue;
+    }
+    const std::string name = stored->metadata.name;
+    ++created;
+    result.created.push_back(name);
+    // Into state at once (upstream does the same): the next pass sees the claim as capacity, and
+    // the sync gate holds passes until it is launched. The informer's copy replaces this one.
+    if (!deps_.cluster.GetByNodeClaimName(name).has_value()) deps_.cluster.UpdateNodeClaim(stored);
+    deps_.cluster.Nominate(state::UnlaunchedNodeClaimKey(name), nomination);
+    for (const core::Pod* pod : planned.pods) {
+      ++nominated;
+      RecordPodEvent(*pod, "Normal", kNominated, "Nominate",
+                     absl::StrCat("Pod should schedule on: nodeclaim/", name));
+    }
+  }
+
+  // 5. Existing and in-flight nodes.
+  absl::flat_hash_map<std::string, const state::StateNode*> by_name;
+  for (const state::StateNode& node : snapshot.nodes) by_name[node.Name()] = &node;
+  for (const solver::ExistingPlacement& placement : plan.existing) {
+    auto it = by_name.find(placement.node);
+    if (it == by_name.end()) continue;
+    const state::StateNode& node = *it->second;
+    deps_.cluster.Nominate(node.Key(), nomination);
+    std::vector<std::string> info;
+    if (node.node_claim != nullptr)
+      info.push_back(absl::StrCat("nodeclaim/", node.node_claim->metadata.name));
+    if (node.node != nullptr) info.push_back(absl::StrCat("node/", node.node->meta.name));
+    const std::string note = absl::StrCat("Pod should schedule on: ", absl::StrJoin(info, ", "));
+    for (const core::Pod* pod : placement.pods) {
+      ++nominated;
+      RecordPodEvent(*pod, "Normal", kNominated, "Nominate", note);
+    }
+  }
+
+  // 6. Pods that fit nowhere, with the solver's reason.
+  for (const solver::Unschedulable& u : plan.unschedulable) {
+    RecordPodEvent(*u.pod, "Warning", kFailedScheduling, "Scheduling",
+                   absl::StrCat("Failed to schedule pod, ", u.reason));
+  }
+  result.unschedulable = static_cast<int>(plan.unschedulable.size());
+
+  absl::MutexLock l(&stats_mu_);
+  stats_.pods_considered += static_cast<int64_t>(pending.size());
+  stats_.pods_nominated += nominated;
+  stats_.pods_unschedulable += static_cast<int64_t>(plan.unschedulable.size());
+  stats_.node_claims_created += created;
+  stats_.node_claim_create_errors += create_errors;
+  stats_.limit_rejections += limit_rejections;
+  return result;
+}
+
+}  // namespace dovetail::controllers::provisioning

@@ -1,0 +1,136 @@
+// Provisioner: the provisioning controller (upstream's provisioner + pod trigger, reference
+// §2.2-2.4). Turns pods the kube-scheduler could not place into NodeClaims.
+//
+// Trigger: a handler on the shared pod informer (registered in the constructor) triggers the
+// Batcher for every provisionable pod (pod_filter.h); every `requeue` the store is scanned again
+// so pods that are still pending are retried. When a batch window closes (idle 1 s / max 10 s),
+// one pass runs (RunOnce), one pass at a time:
+//   1. wait for cluster state to be synced (informers listed, no NodeClaim without provider id);
+//   2. snapshot the state's nodes BEFORE listing pending pods;
+//   3. pending pods = provisionable pods from the pod store, minus ignored ones (FailedScheduling
+//      event with the reason, silent for `karpenter.sh/nodepool DoesNotExist`);
+//   4. NodePools from the provisioner's own NodePool informer: not deleting, not static, not
+//      Ready=False (Ready=True required when Options::require_ready_node_pools), each with the
+//      instance types CloudProvider::GetInstanceTypes returns that intersect its requirements and
+//      have an available compatible offering, and its remaining limits (limits − state usage,
+//      which counts in-flight NodeClaims);
+//   5. DaemonSets from its own DaemonSet informer, as pods built from their templates;
+//   6. solve (solver::Solve, no LP bound);
+//   7. create the planned NodeClaims (node_claim_builder.h); each created claim goes into the
+//      cluster state at once (so the next pass sees it as capacity and waits for its launch) and
+//      is nominated; its pods get a `Nominated` event. Pods placed on existing or in-flight nodes
+//      nominate those nodes and get a `Nominated` event; pods that cannot be placed get a Warning
+//      `FailedScheduling` event with the solver's reason. Before each create, the pool's current
+//      usage is checked against its limits (upstream's re-check).
+//
+// Thread-safety: Start/Stop from one thread; RunOnce may be called from any thread (passes are
+// serialised); stats() from any thread.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "dovetail/apis/core/workloads.h"
+#include "dovetail/apis/v1/nodepool.h"
+#include "dovetail/controllers/controller.h"
+#include "dovetail/controllers/provisioning/batcher.h"
+#include "dovetail/kube/informer.h"
+
+namespace dovetail::controllers::provisioning {
+
+struct Options {
+  absl::Duration batch_idle_duration = absl::Seconds(1);  // BATCH_IDLE_DURATION
+  absl::Duration batch_max_duration = absl::Seconds(10);  // BATCH_MAX_DURATION
+  // How long a node the pass relies on stays nominated; zero: max(2 × batch_max, 10 s).
+  absl::Duration nomination_duration = absl::ZeroDuration();
+  // Pending pods are re-triggered this often while they stay provisionable.
+  absl::Duration requeue = absl::Seconds(10);
+  bool respect_preferences = true;  // PREFERENCE_POLICY=Respect
+  bool min_values_strict = true;    // MIN_VALUES_POLICY=Strict
+  size_t max_instance_types = 600;
+  // Only NodePools with Ready=True (needs the nodepool readiness controller); when false, pools
+  // without a Ready condition are used and only Ready=False/Unknown pools are skipped.
+  bool require_ready_node_pools = false;
+  // Informer options of the provisioner's own NodePool and DaemonSet informers.
+  kube::InformerOptions informer_options;
+};
+
+// Counters for tests and, later, metrics. Monotonic except `last_*`.
+struct Stats {
+  int64_t passes = 0;
+  int64_t pods_considered = 0;  // pending pods given to the solver
+  int64_t pods_ignored = 0;
+  int64_t pods_nominated = 0;  // to existing/in-flight nodes or new NodeClaims
+  int64_t pods_unschedulable = 0;
+  int64_t node_claims_created = 0;
+  int64_t node_claim_create_errors = 0;
+  int64_t limit_rejections = 0;  // claims not created because the pool's limits were exceeded
+  int64_t last_pass_pods = 0;    // pending pods of the latest pass
+  std::string last_error;
+};
+
+struct PassResult {
+  std::vector<std::string> created;  // NodeClaim names
+  int pods = 0;
+  int unschedulable = 0;
+};
+
+class Provisioner : public Controller {
+ public:
+  using NodePoolInformer = kube::Informer<kube::ApiObjectCodec<apis::v1::NodePool>>;
+  using DaemonSetInformer = kube::Informer<kube::ApiObjectCodec<apis::core::DaemonSet>>;
+
+  // Registers the pod handler on deps.informers; `deps` must outlive this object.
+  Provisioner(const Dependencies& deps, Options options = {});
+  ~Provisioner() override;
+  Provisioner(const Provisioner&) = delete;
+  Provisioner& operator=(const Provisioner&) = delete;
+
+  std::string_view Name() const override { return "provisioner"; }
+  // Starts the NodePool and DaemonSet informers and the batching loop.
+  void Start() override;
+  void Stop() override;
+
+  // One provisioning pass now (no batching). Errors: Unavailable while the cluster state or the
+  // provisioner's informers have not synced; errors of the solver's input.
+  absl::StatusOr<PassResult> RunOnce();
+
+  // Starts only the provisioner's own informers and waits for them (tests that drive RunOnce).
+  bool StartInformers(absl::Time deadline);
+
+  Batcher& batcher() { return batcher_; }
+  NodePoolInformer& node_pools() { return node_pools_; }
+  Stats stats() const;
+
+ private:
+  void Loop();
+  void TriggerPending();
+  absl::StatusOr<PassResult> RunOnceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  void RecordPodEvent(const apis::core::Pod& pod, std::string_view type, std::string_view reason,
+                      std::string_view action, std::string_view note);
+  void AddError(const absl::Status& status);
+
+  Dependencies deps_;
+  const Options options_;
+  Batcher batcher_;
+  NodePoolInformer node_pools_;
+  DaemonSetInformer daemon_sets_;
+
+  absl::Mutex pass_mu_;  // serialises passes
+  mutable absl::Mutex stats_mu_;
+  Stats stats_ ABSL_GUARDED_BY(stats_mu_);
+
+  std::atomic<bool> running_{false};
+  std::thread thread_;
+};
+
+}  // namespace dovetail::controllers::provisioning

@@ -1,0 +1,370 @@
+// The provisioning controller against a real kube-apiserver: a NodePool (CRD from charts/) with
+// limits, pods marked Unschedulable through the status subresource (no kube-scheduler here), the
+// real informers, cluster state and event recorder, and the kwok CloudProvider for instance types
+// and launches. Checks the NodeClaims created (count, requirements, labels, owner reference,
+// requests), that the pool's limits hold across two batches, and the pods' events.
+//
+// The NodeClaim lifecycle controller is not part of this test: the test launches the created
+// NodeClaims itself through the kwok provider and writes status.providerID/capacity, as the
+// launch step does, so that the second batch sees them as capacity.
+//
+// Other integration tests share the API server, so every assertion is about this test's objects.
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "dovetail/apis/core/codec.h"
+#include "dovetail/apis/v1/nodeclaim.h"
+#include "dovetail/cloudprovider/kwok/kwok_cloud_provider.h"
+#include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
+#include "dovetail/controllers/controller.h"
+#include "dovetail/controllers/provisioning/provisioner.h"
+#include "dovetail/kube/client.h"
+#include "dovetail/kube/event_recorder.h"
+#include "dovetail/kube/rest_client.h"
+#include "dovetail/state/cluster.h"
+#include "dovetail/state/cluster_informers.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test/integration/kube/test_env.h"
+
+namespace dovetail::controllers::provisioning {
+namespace {
+
+using kube::testing::UniqueName;
+using kube::testing::WaitFor;
+namespace v1 = apis::v1;
+
+void InstallCrds(kube::Client& client) {
+  const char* bin = std::getenv("DOVETAIL_K8S_BIN");
+  ASSERT_NE(bin, nullptr) << "DOVETAIL_K8S_BIN is not set (run under ctest)";
+  const std::string command =
+      absl::StrCat(bin, "/kubectl apply --server-side --force-conflicts ",
+                   "--field-manager=dovetail-provisioning-test -f ", DOVETAIL_SOURCE_DIR,
+                   "/charts/dovetail/crds > /dev/null");
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  ASSERT_TRUE(WaitFor([&] { return client.List(kube::resources::kNodePools, "").ok(); }))
+      << "NodePools are not served";
+}
+
+nlohmann::json ToJson(const ResourceList& list) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, quantity] : list) out[name] = quantity.ToString();
+  return out;
+}
+
+// 4-vCPU on-demand types only, and at most 8 CPUs: two nodes.
+nlohmann::json NodePoolJson(const std::string& name) {
+  return {
+      {"apiVersion", "karpenter.sh/v1"},
+      {"kind", "NodePool"},
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"template",
+         {{"metadata", {{"labels", {{"team", "prov-it"}}}}},
+          {"spec",
+           {{"requirements",
+             {{{"key", "karpenter.kwok.sh/instance-cpu"}, {"operator", "In"}, {"values", {"4"}}},
+              {{"key", "karpenter.sh/capacity-type"},
+               {"operator", "In"},
+               {"values", {"on-demand"}}}}},
+            {"startupTaints", {{{"key", "example.com/agent"}, {"effect", "NoSchedule"}}}},
+            {"expireAfter", "48h"},
+            {"nodeClassRef",
+             {{"group", "karpenter.kwok.sh"}, {"kind", "KWOKNodeClass"}, {"name", "default"}}}}}}},
+        {"limits", {{"cpu", "8"}}}}}};
+}
+
+class ProvisioningIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    rest_ = kube::testing::NewRestClient(kube::testing::KubeconfigFromEnv());
+    ASSERT_NE(rest_, nullptr);
+    client_ = std::make_unique<kube::Client>(*rest_);
+    InstallCrds(*client_);
+    ns_ = UniqueName("prov-it");
+    kube::testing::CreateNamespace(*client_, ns_);
+
+    auto catalog = cloudprovider::kwok::SyntheticCatalog();
+    ASSERT_TRUE(catalog.ok()) << catalog.status();
+    cloud_ = std::make_unique<cloudprovider::kwok::KwokCloudProvider>(*client_, *catalog);
+    events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
+    informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
+    deps_ = std::make_unique<Dependencies>(
+        Dependencies{*client_, cluster_, *informers_, *cloud_, clock_, *events_});
+
+    // The pool exists (and is Ready) before the controller starts.
+    pool_ = UniqueName("prov-it");
+    auto created = client_->Create(kube::resources::kNodePools, "", NodePoolJson(pool_).dump());
+    ASSERT_TRUE(created.ok()) << created.status();
+    pool_uid_ = nlohmann::json::parse(*created)["metadata"]["uid"];
+    const nlohmann::json ready = {{"status",
+                                   {{"conditions",
+                                     {{{"type", "Ready"},
+                                       {"status", "True"},
+                                       {"reason", "Ready"},
+                                       {"message", ""},
+                                       {"lastTransitionTime", "2026-01-01T00:00:00Z"}}}}}}};
+    auto patched = client_->Patch(kube::resources::kNodePools, "", pool_, kube::PatchType::kMerge,
+                                  ready.dump(), {}, "status");
+    ASSERT_TRUE(patched.ok()) << patched.status();
+
+    provisioner_ = std::make_unique<Provisioner>(
+        *deps_, Options{.batch_idle_duration = absl::Milliseconds(200),
+                        .batch_max_duration = absl::Seconds(2),
+                        .require_ready_node_pools = true});
+    informers_->Start();
+    ASSERT_TRUE(informers_->WaitForSync(absl::Now() + absl::Seconds(60)));
+  }
+
+  std::string Describe() {
+    const Stats stats = provisioner_->stats();
+    std::string out = absl::StrCat(
+        "passes=", stats.passes, " considered=", stats.pods_considered,
+        " created=", stats.node_claims_created, " create_errors=", stats.node_claim_create_errors,
+        " unschedulable=", stats.pods_unschedulable, " last_error=", stats.last_error, "\n");
+    for (const char* pod : {"p1", "p2", "p3", "p4", "p5"}) {
+      for (const auto& [reason, note] : PodEvents(pod)) {
+        absl::StrAppend(&out, pod, ": ", reason, ": ", note, "\n");
+      }
+    }
+    return out;
+  }
+
+  bool Unschedulable(const std::string& pod) {
+    auto info = informers_->pods().store().Get(ns_ + "/" + pod);
+    return info != nullptr && info->unschedulable;
+  }
+
+  void TearDown() override {
+    if (provisioner_ != nullptr) provisioner_->Stop();
+    provisioner_.reset();
+    if (informers_ != nullptr) informers_->Stop();
+    if (client_ == nullptr) return;
+    // No kube-controller-manager here: the namespace would never empty itself, and pending pods
+    // left behind would be provisioned for by later tests.
+    for (const std::string& name : pods_) (void)client_->Delete(kube::resources::kPods, ns_, name);
+    for (const std::string& name : ClaimNames()) {
+      (void)client_->Delete(kube::resources::kNodes, "", name);
+      (void)client_->Delete(kube::resources::kNodeClaims, "", name);
+    }
+    (void)client_->Delete(kube::resources::kNodePools, "", pool_);
+    (void)client_->Delete(kube::resources::kNamespaces, "", ns_);
+  }
+
+  // A pending pod the kube-scheduler found no room for.
+  void CreatePendingPod(const std::string& name, const std::string& cpu) {
+    nlohmann::json pod = kube::testing::PodJson(ns_, name);
+    pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu;
+    auto created = client_->Create(kube::resources::kPods, ns_, pod.dump());
+    ASSERT_TRUE(created.ok()) << created.status();
+    pods_.push_back(name);
+    const nlohmann::json status = {{"status",
+                                    {{"conditions",
+                                      {{{"type", "PodScheduled"},
+                                        {"status", "False"},
+                                        {"reason", "Unschedulable"},
+                                        {"message", "0/0 nodes are available"}}}}}}};
+    auto patched = client_->Patch(kube::resources::kPods, ns_, name, kube::PatchType::kMerge,
+                                  status.dump(), {}, "status");
+    ASSERT_TRUE(patched.ok()) << patched.status();
+  }
+
+  std::vector<v1::NodeClaim> Claims() {
+    std::vector<v1::NodeClaim> out;
+    auto list = client_->List(kube::resources::kNodeClaims, "");
+    EXPECT_TRUE(list.ok()) << list.status();
+    if (!list.ok()) return out;
+    const nlohmann::json body = nlohmann::json::parse(list->body);
+    for (const auto& item : body["items"]) {
+      auto claim = apis::core::DecodeAs<v1::NodeClaim>(item);
+      EXPECT_TRUE(claim.ok()) << claim.status();
+      if (!claim.ok()) continue;
+      auto pool = claim->metadata.labels.find("karpenter.sh/nodepool");
+      if (pool != claim->metadata.labels.end() && pool->second == pool_) out.push_back(*claim);
+    }
+    return out;
+  }
+  std::vector<std::string> ClaimNames() {
+    std::vector<std::string> out;
+    for (const auto& claim : Claims()) out.push_back(claim.metadata.name);
+    return out;
+  }
+
+  // What the launch step of the NodeClaim lifecycle does: the provider creates the machine (a
+  // kwok Node) and the NodeClaim's status gets its provider id, capacity and allocatable.
+  void Launch(const v1::NodeClaim& claim) {
+    auto launched = cloud_->Create(claim);
+    ASSERT_TRUE(launched.ok()) << launched.status();
+    const nlohmann::json status = {{"status",
+                                    {{"providerID", launched->status.provider_id},
+                                     {"capacity", ToJson(launched->status.capacity)},
+                                     {"allocatable", ToJson(launched->status.allocatable)}}}};
+    auto patched = client_->Patch(kube::resources::kNodeClaims, "", claim.metadata.name,
+                                  kube::PatchType::kMerge, status.dump(), {}, "status");
+    ASSERT_TRUE(patched.ok()) << patched.status();
+  }
+
+  // events.k8s.io/v1 Events about the pod: reason -> notes.
+  std::vector<std::pair<std::string, std::string>> PodEvents(const std::string& pod) {
+    std::vector<std::pair<std::string, std::string>> out;
+    auto list = client_->List(kube::resources::kEvents, ns_);
+    EXPECT_TRUE(list.ok()) << list.status();
+    if (!list.ok()) return out;
+    const nlohmann::json body = nlohmann::json::parse(list->body);
+    for (const auto& item : body["items"]) {
+      if (item["regarding"].value("name", "") != pod) continue;
+      out.emplace_back(item.value("reason", ""), item.value("note", ""));
+    }
+    return out;
+  }
+  bool HasEvent(const std::string& pod, const std::string& reason, const std::string& fragment) {
+    for (const auto& [r, note] : PodEvents(pod)) {
+      if (r == reason && note.find(fragment) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  RealClock clock_;
+  state::Cluster cluster_{clock_};
+  std::unique_ptr<kube::RestClient> rest_;
+  std::unique_ptr<kube::Client> client_;
+  std::unique_ptr<cloudprovider::kwok::KwokCloudProvider> cloud_;
+  std::unique_ptr<kube::EventRecorder> events_;
+  std::unique_ptr<state::ClusterInformers> informers_;
+  std::unique_ptr<Dependencies> deps_;
+  std::unique_ptr<Provisioner> provisioner_;
+  std::string ns_;
+  std::string pool_;
+  std::string pool_uid_;
+  std::vector<std::string> pods_;
+};
+
+TEST_F(ProvisioningIntegrationTest, CreatesNodeClaimsForPendingPodsAndHoldsLimitsAcrossBatches) {
+  // Batch 1: three pods of 2.5 CPUs; a 4-vCPU node holds one; the 8-CPU limit allows two nodes.
+  // They are pending before the controller starts, so they form one batch.
+  for (const char* name : {"p1", "p2", "p3"}) CreatePendingPod(name, "2500m");
+  ASSERT_TRUE(
+      WaitFor([&] { return Unschedulable("p1") && Unschedulable("p2") && Unschedulable("p3"); }));
+  provisioner_->Start();
+  ASSERT_TRUE(WaitFor([&] { return provisioner_->stats().pods_unschedulable >= 1; }))
+      << provisioner_->stats().last_error;
+  std::vector<v1::NodeClaim> claims = Claims();
+  ASSERT_EQ(claims.size(), 2u) << Describe();
+  EXPECT_EQ(provisioner_->stats().node_claims_created, 2);
+
+  for (const v1::NodeClaim& claim : claims) {
+    SCOPED_TRACE(claim.metadata.name);
+    EXPECT_EQ(claim.metadata.name.rfind(pool_ + "-", 0), 0u);  // generateName
+    ASSERT_EQ(claim.metadata.owner_references.size(), 1u);
+    EXPECT_EQ(claim.metadata.owner_references[0].kind, "NodePool");
+    EXPECT_EQ(claim.metadata.owner_references[0].name, pool_);
+    EXPECT_EQ(claim.metadata.owner_references[0].uid, pool_uid_);
+    EXPECT_EQ(claim.metadata.labels.at("karpenter.sh/nodepool"), pool_);
+    EXPECT_EQ(claim.metadata.labels.at("team"), "prov-it");
+    EXPECT_EQ(claim.metadata.labels.at("karpenter.kwok.sh/kwoknodeclass"), "default");
+    EXPECT_EQ(claim.metadata.annotations.at("karpenter.sh/nodepool-hash-version"), "v3");
+    EXPECT_FALSE(claim.metadata.annotations.at("karpenter.sh/nodepool-hash").empty());
+    bool saw_types = false, saw_capacity_type = false;
+    for (const auto& r : claim.spec.requirements) {
+      if (r.key == "node.kubernetes.io/instance-type") {
+        saw_types = true;
+        EXPECT_FALSE(r.values.empty());
+        for (const std::string& type : r.values) {
+          EXPECT_TRUE(type.ends_with(".xlarge")) << type;  // the 4-vCPU sizes
+        }
+      }
+      if (r.key == "karpenter.sh/capacity-type") {
+        saw_capacity_type = true;
+        EXPECT_EQ(r.values, std::vector<std::string>{"on-demand"});
+      }
+      EXPECT_NE(r.key, "karpenter.sh/registered");
+      EXPECT_NE(r.key, "kubernetes.io/hostname");
+    }
+    EXPECT_TRUE(saw_types);
+    EXPECT_TRUE(saw_capacity_type);
+    EXPECT_EQ(claim.spec.resources.requests.at("cpu").MilliValue(), 2500);
+    ASSERT_EQ(claim.spec.startup_taints.size(), 1u);
+    EXPECT_EQ(claim.spec.startup_taints[0].key, "example.com/agent");
+    EXPECT_EQ(claim.spec.expire_after, "48h");
+    ASSERT_TRUE(claim.spec.node_class_ref.has_value());
+    EXPECT_EQ(claim.spec.node_class_ref->kind, "KWOKNodeClass");
+  }
+
+  // Two pods were nominated to the new claims, the third was refused with the solver's reason.
+  int nominated = 0, refused = 0;
+  for (const char* pod : {"p1", "p2", "p3"}) {
+    if (HasEvent(pod, "Nominated", "Pod should schedule on: nodeclaim/" + pool_ + "-")) {
+      ++nominated;
+    }
+    // The solver's reason: the pool's limits.
+    if (HasEvent(pod, "FailedScheduling", "exceed the nodepool's limits")) ++refused;
+  }
+  EXPECT_EQ(nominated, 2);
+  EXPECT_EQ(refused, 1);
+
+  // The claims launch (kwok Nodes); then batch 2 brings two more pods.
+  for (const v1::NodeClaim& claim : claims) Launch(claim);
+  ASSERT_TRUE(WaitFor([&] {
+    if (!cluster_.Synced()) return false;
+    for (const v1::NodeClaim& claim : claims) {
+      auto node = cluster_.GetByNodeClaimName(claim.metadata.name);
+      if (!node.has_value() || node->node == nullptr) return false;
+    }
+    return true;
+  }));
+  for (const char* name : {"p4", "p5"}) CreatePendingPod(name, "2500m");
+  // A pass sees all five pending pods (nothing binds them in this fixture).
+  ASSERT_TRUE(WaitFor([&] { return provisioner_->stats().last_pass_pods == 5; }))
+      << provisioner_->stats().last_error;
+  // Let a few more passes run (requeues and late events) before checking nothing overshot.
+  absl::SleepFor(absl::Milliseconds(500));
+
+  claims = Claims();
+  EXPECT_EQ(claims.size(), 2u) << "the 8-CPU limit is used up by the two launched nodes";
+  int64_t cpu = 0;
+  for (const v1::NodeClaim& claim : claims) {
+    auto it = claim.status.capacity.find("cpu");
+    if (it != claim.status.capacity.end()) cpu += it->second.MilliValue();
+  }
+  EXPECT_LE(cpu, 8000);
+  // The launched nodes (in flight, nothing bound) are nominated for two of the pending pods.
+  int on_nodes = 0;
+  for (const char* pod : {"p1", "p2", "p3", "p4", "p5"}) {
+    if (HasEvent(pod, "Nominated", ", node/")) ++on_nodes;
+  }
+  EXPECT_GE(on_nodes, 2);
+  EXPECT_TRUE(HasEvent("p5", "FailedScheduling", "Failed to schedule pod, ") ||
+              HasEvent("p4", "FailedScheduling", "Failed to schedule pod, "));
+  EXPECT_EQ(provisioner_->stats().node_claim_create_errors, 0);
+}
+
+TEST_F(ProvisioningIntegrationTest, IgnoresPodsOutsideItsRulesAndExplainsUnplaceablePods) {
+  // Not marked Unschedulable by a scheduler: not provisionable.
+  nlohmann::json quiet = kube::testing::PodJson(ns_, "quiet");
+  ASSERT_TRUE(client_->Create(kube::resources::kPods, ns_, quiet.dump()).ok());
+  pods_.push_back("quiet");
+  // Too large for any 4-vCPU type: the solver's reason in the event.
+  CreatePendingPod("huge", "16");
+  ASSERT_TRUE(provisioner_->StartInformers(absl::Now() + absl::Seconds(30)));
+  ASSERT_TRUE(WaitFor([&] {
+    return provisioner_->node_pools().store().Get(pool_) != nullptr &&
+           informers_->pods().store().Get(ns_ + "/huge") != nullptr &&
+           informers_->pods().store().Get(ns_ + "/huge")->unschedulable;
+  }));
+  absl::StatusOr<PassResult> pass = provisioner_->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->created.empty());
+  EXPECT_GE(pass->unschedulable, 1);
+  EXPECT_TRUE(ClaimNames().empty());
+  EXPECT_TRUE(
+      WaitFor([&] { return HasEvent("huge", "FailedScheduling", "Failed to schedule pod, "); }));
+  EXPECT_TRUE(PodEvents("quiet").empty());
+}
+
+}  // namespace
+}  // namespace dovetail::controllers::provisioning
