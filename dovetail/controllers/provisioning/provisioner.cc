@@ -15,6 +15,7 @@
 #include "dovetail/apis/core/codec.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/cloudprovider/instance_type.h"
+#include "dovetail/common/log.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/controllers/provisioning/node_claim_builder.h"
 #include "dovetail/controllers/provisioning/pod_filter.h"
@@ -30,6 +31,7 @@ namespace {
 namespace core = apis::core;
 namespace v1 = apis::v1;
 
+constexpr char kLogger[] = "provisioner";
 constexpr char kNominated[] = "Nominated";
 constexpr char kFailedScheduling[] = "FailedScheduling";
 
@@ -49,6 +51,14 @@ bool LimitsExceeded(const v1::NodePool& pool, const ResourceList& usage) {
     if (it != usage.end() && it->second > limit) return true;
   }
   return false;
+}
+
+std::string FormatResources(const ResourceList& list) {
+  std::string out;
+  for (const auto& [name, quantity] : list) {
+    absl::StrAppend(&out, out.empty() ? "" : ",", name, "=", quantity.ToString());
+  }
+  return out;
 }
 
 std::unique_ptr<core::Pod> DaemonSetPod(const core::DaemonSet& ds) {
@@ -75,22 +85,33 @@ std::unique_ptr<core::Pod> DaemonSetPod(const core::DaemonSet& ds) {
 Provisioner::Provisioner(const Dependencies& deps, Options options)
     : deps_(deps),
       options_(std::move(options)),
-      batcher_(deps.clock, BatcherOptions{.idle = options_.batch_idle_duration,
-                                          .max = options_.batch_max_duration}),
+      batcher_(std::make_shared<Batcher>(deps.clock,
+                                         BatcherOptions{.idle = options_.batch_idle_duration,
+                                                        .max = options_.batch_max_duration})),
       node_pools_(deps.client, kube::resources::kNodePools, {}, options_.informer_options),
       daemon_sets_(deps.client, kube::resources::kDaemonSets, {}, options_.informer_options) {
   using PodPtr = std::shared_ptr<const kube::PodInfo>;
+  std::shared_ptr<Batcher> batcher = batcher_;
   deps_.informers.pods().AddHandler({
       .on_add =
-          [this](const PodPtr& pod) {
-            if (IsProvisionable(*pod)) batcher_.Trigger(pod->meta.uid);
+          [batcher](const PodPtr& pod) {
+            if (IsProvisionable(*pod)) batcher->Trigger(pod->meta.uid);
           },
       .on_update =
-          [this](const PodPtr&, const PodPtr& pod) {
-            if (IsProvisionable(*pod)) batcher_.Trigger(pod->meta.uid);
+          [batcher](const PodPtr&, const PodPtr& pod) {
+            if (IsProvisionable(*pod)) batcher->Trigger(pod->meta.uid);
           },
       .on_delete = nullptr,
   });
+  if (deps_.metrics != nullptr) {
+    node_claims_created_metric_ = &deps_.metrics->NewCounter(
+        "karpenter_nodeclaims_created_total", "Number of nodeclaims created in total.",
+        {"reason", "nodepool", "min_values_relaxed"});
+    scheduling_duration_metric_ = &deps_.metrics->NewHistogram(
+        "karpenter_provisioner_scheduling_duration_seconds",
+        "Duration of scheduling simulations used for deprovisioning and provisioning in seconds.",
+        {}, metrics::DurationBuckets());
+  }
 }
 
 Provisioner::~Provisioner() {
@@ -109,13 +130,13 @@ void Provisioner::Start() {
   if (running_.exchange(true)) return;
   node_pools_.Start();
   daemon_sets_.Start();
-  batcher_.Reset();
+  batcher_->Reset();
   thread_ = std::thread([this] { Loop(); });
 }
 
 void Provisioner::Stop() {
   if (!running_.exchange(false)) return;
-  batcher_.Stop();
+  batcher_->Stop();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -125,13 +146,14 @@ Stats Provisioner::stats() const {
 }
 
 void Provisioner::AddError(const absl::Status& status) {
+  log::Error(kLogger, "provisioning failed", {{"error", status.ToString()}});
   absl::MutexLock lock(&stats_mu_);
   stats_.last_error = status.ToString();
 }
 
 void Provisioner::TriggerPending() {
   deps_.informers.pods().store().ForEach([this](const kube::PodInfo& pod) {
-    if (IsProvisionable(pod)) batcher_.Trigger(pod.meta.uid);
+    if (IsProvisionable(pod)) batcher_->Trigger(pod.meta.uid);
   });
 }
 
@@ -140,7 +162,7 @@ void Provisioner::Loop() {
   TriggerPending();
   absl::Time next_requeue = deps_.clock.Now() + options_.requeue;
   while (running_.load()) {
-    std::optional<Batch> batch = batcher_.Wait(std::min(options_.requeue, absl::Seconds(1)));
+    std::optional<Batch> batch = batcher_->Wait(std::min(options_.requeue, absl::Seconds(1)));
     if (deps_.clock.Now() >= next_requeue) {
       TriggerPending();
       next_requeue = deps_.clock.Now() + options_.requeue;
@@ -220,6 +242,7 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     stats_.last_pass_pods = static_cast<int64_t>(pending.size());
   }
   if (pending.empty()) return result;
+  log::Info(kLogger, "found provisionable pod(s)", {{"count", std::to_string(pending.size())}});
 
   // 2. NodePools with their instance types and remaining limits.
   solver::Input input;
@@ -262,8 +285,20 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
   input.options.max_instance_types = options_.max_instance_types;
   input.options.lower_bound = false;  // the LP bound is for simulate only
 
+  const absl::Time solve_start = deps_.clock.Now();
   ASSIGN_OR_RETURN(solver::Plan plan, solver::Solve(input));
+  if (scheduling_duration_metric_ != nullptr) {
+    scheduling_duration_metric_->Observe({},
+                                         absl::ToDoubleSeconds(deps_.clock.Now() - solve_start));
+  }
   result.pods = static_cast<int>(pending.size());
+  if (!plan.node_claims.empty()) {
+    size_t pods = 0;
+    for (const solver::NewNodeClaim& planned : plan.node_claims) pods += planned.pods.size();
+    log::Info(
+        kLogger, "computed new nodeclaim(s) to fit pod(s)",
+        {{"nodeclaims", std::to_string(plan.node_claims.size())}, {"pods", std::to_string(pods)}});
+  }
 
   const absl::Duration nomination =
       options_.nomination_duration > absl::ZeroDuration()
@@ -298,6 +333,15 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     }
     const std::string name = stored->metadata.name;
     ++created;
+    log::Info(kLogger, "created nodeclaim",
+              {{"NodePool", pool.metadata.name},
+               {"NodeClaim", name},
+               {"requests", FormatResources(planned.requests)},
+               {"instance-types", std::to_string(planned.instance_types.size())}});
+    if (node_claims_created_metric_ != nullptr) {
+      node_claims_created_metric_->Inc(
+          {"provisioned", pool.metadata.name, planned.min_values_relaxed ? "true" : "false"});
+    }
     result.created.push_back(name);
     // Into state at once (upstream does the same): the next pass sees the claim as capacity, and
     // the sync gate holds passes until it is launched. The informer's copy replaces this one.

@@ -23,6 +23,11 @@
 //      `FailedScheduling` event with the solver's reason. Before each create, the pool's current
 //      usage is checked against its limits (upstream's re-check).
 //
+// Metrics (when Dependencies::metrics is set): karpenter_nodeclaims_created_total{reason=
+// "provisioned", nodepool, min_values_relaxed} and
+// karpenter_provisioner_scheduling_duration_seconds (the solve). Logs: "found provisionable
+// pod(s)", "computed new nodeclaim(s) to fit pod(s)", "created nodeclaim", and failures.
+//
 // Thread-safety: Start/Stop from one thread; RunOnce may be called from any thread (passes are
 // serialised); stats() from any thread.
 #pragma once
@@ -44,6 +49,7 @@
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/provisioning/batcher.h"
 #include "dovetail/kube/informer.h"
+#include "dovetail/metrics/registry.h"
 
 namespace dovetail::controllers::provisioning {
 
@@ -107,7 +113,7 @@ class Provisioner : public Controller {
   // Starts only the provisioner's own informers and waits for them (tests that drive RunOnce).
   bool StartInformers(absl::Time deadline);
 
-  Batcher& batcher() { return batcher_; }
+  Batcher& batcher() { return *batcher_; }
   NodePoolInformer& node_pools() { return node_pools_; }
   Stats stats() const;
 
@@ -121,9 +127,14 @@ class Provisioner : public Controller {
 
   Dependencies deps_;
   const Options options_;
-  Batcher batcher_;
+  // Shared with the pod handler, which the shared informer keeps after this object is gone.
+  std::shared_ptr<Batcher> batcher_;
   NodePoolInformer node_pools_;
   DaemonSetInformer daemon_sets_;
+
+  // Upstream's metrics, when deps.metrics is set.
+  metrics::Counter* node_claims_created_metric_ = nullptr;
+  metrics::Histogram* scheduling_duration_metric_ = nullptr;
 
   absl::Mutex pass_mu_;  // serialises passes
   mutable absl::Mutex stats_mu_;

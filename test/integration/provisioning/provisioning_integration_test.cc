@@ -26,6 +26,7 @@
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/event_recorder.h"
 #include "dovetail/kube/rest_client.h"
+#include "dovetail/metrics/registry.h"
 #include "dovetail/state/cluster.h"
 #include "dovetail/state/cluster_informers.h"
 #include "gtest/gtest.h"
@@ -95,7 +96,7 @@ class ProvisioningIntegrationTest : public ::testing::Test {
     events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
     informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
     deps_ = std::make_unique<Dependencies>(
-        Dependencies{*client_, cluster_, *informers_, *cloud_, clock_, *events_});
+        Dependencies{*client_, cluster_, *informers_, *cloud_, clock_, *events_, &metrics_});
 
     // The pool exists (and is Ready) before the controller starts.
     pool_ = UniqueName("prov-it");
@@ -230,6 +231,7 @@ class ProvisioningIntegrationTest : public ::testing::Test {
   }
 
   RealClock clock_;
+  metrics::Registry metrics_;
   state::Cluster cluster_{clock_};
   std::unique_ptr<kube::RestClient> rest_;
   std::unique_ptr<kube::Client> client_;
@@ -256,6 +258,11 @@ TEST_F(ProvisioningIntegrationTest, CreatesNodeClaimsForPendingPodsAndHoldsLimit
   std::vector<v1::NodeClaim> claims = Claims();
   ASSERT_EQ(claims.size(), 2u) << Describe();
   EXPECT_EQ(provisioner_->stats().node_claims_created, 2);
+  EXPECT_EQ(metrics_
+                .NewCounter("karpenter_nodeclaims_created_total", "",
+                            {"reason", "nodepool", "min_values_relaxed"})
+                .Value({"provisioned", pool_, "false"}),
+            2);
 
   for (const v1::NodeClaim& claim : claims) {
     SCOPED_TRACE(claim.metadata.name);
