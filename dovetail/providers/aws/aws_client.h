@@ -1,0 +1,119 @@
+// AwsClient: one AWS service endpoint with signing, per-API token buckets, retries and counters.
+// The protocol clients (Ec2Client, SsmClient, StsClient) build AwsRequests and call Send(); this
+// class owns everything that is the same for every API:
+//   - endpoint and signing region (endpoints.h) and SigV4 header auth with credentials from a
+//     CredentialsProvider (no provider: the request goes unsigned, as AssumeRoleWithWebIdentity
+//     does);
+//   - a token bucket per API name (default `default_rate`), waited on before every attempt;
+//   - retries of throttling (RequestLimitExceeded, Throttling, ..., HTTP 429), 5xx, transient
+//     codes and transport failures, up to `max_attempts`, sleeping a full-jitter exponential
+//     backoff: uniform(0, min(max_backoff, base_delay x 2^retry)); throttles use
+//     `throttle_base_delay` (longer, as the SDKs' standard retryer does);
+//   - counters per API: calls, attempts, throttles, retries, errors.
+// Final errors are absl::Status values with the AWS error code kept (errors.h).
+//
+// Thread-safe: Send() may be called concurrently; the buckets and counters are synchronised and
+// the wait/backoff sleep happens outside every lock.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/random/random.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "dovetail/common/clock.h"
+#include "dovetail/providers/aws/credentials.h"
+#include "dovetail/providers/aws/endpoints.h"
+#include "dovetail/providers/aws/errors.h"
+#include "dovetail/providers/aws/http_transport.h"
+
+namespace dovetail::providers::aws {
+
+struct RateLimit {
+  double qps = 0;  // 0: unlimited
+  int burst = 1;
+};
+
+// A token bucket on a Clock: Reserve() takes a token and says how long to wait until it is due.
+// Thread-safe.
+class TokenBucket {
+ public:
+  TokenBucket(RateLimit limit, const Clock& clock);
+  absl::Duration Reserve();
+
+ private:
+  const RateLimit limit_;
+  const Clock& clock_;
+  absl::Mutex mu_;
+  double tokens_ ABSL_GUARDED_BY(mu_);
+  absl::Time last_ ABSL_GUARDED_BY(mu_);
+};
+
+struct ApiStats {
+  int64_t calls = 0;      // Send() invocations
+  int64_t attempts = 0;   // HTTP requests sent (calls + retries)
+  int64_t throttles = 0;  // responses with a throttling code or HTTP 429
+  int64_t retries = 0;
+  int64_t errors = 0;  // calls that returned an error
+  bool operator==(const ApiStats&) const = default;
+};
+
+using ErrorParser = std::function<AwsErrorDetail(const HttpResponse&)>;
+using Sleeper = std::function<void(absl::Duration)>;
+
+class AwsClient {
+ public:
+  struct Options {
+    ServiceInfo service;
+    std::string region;
+    std::string endpoint;  // resolved (ResolveEndpoint); required
+    ErrorParser parse_error = ParseXmlError;
+    int max_attempts = 5;
+    absl::Duration base_delay = absl::Milliseconds(50);
+    absl::Duration throttle_base_delay = absl::Milliseconds(500);
+    absl::Duration max_backoff = absl::Seconds(20);
+    RateLimit default_rate;                      // every API without its own entry
+    std::map<std::string, RateLimit> api_rates;  // API name -> rate
+    uint64_t jitter_seed = 0;                    // 0: seeded from the OS
+  };
+  struct Dependencies {
+    const HttpTransport& transport;
+    CredentialsProvider* credentials = nullptr;  // nullptr: unsigned requests
+    const Clock& clock;
+    Sleeper sleep;  // empty: absl::SleepFor
+  };
+
+  AwsClient(Dependencies deps, Options options);
+
+  // Sends `request` (endpoint filled in from the options) for API `api` ("DescribeSubnets").
+  // Returns the 2xx response, or the final error.
+  absl::StatusOr<HttpResponse> Send(std::string_view api, AwsRequest request);
+
+  const Options& options() const { return options_; }
+  ApiStats Stats(std::string_view api) const;
+  std::map<std::string, ApiStats> AllStats() const;
+
+ private:
+  TokenBucket& BucketFor(std::string_view api);
+  absl::Duration Backoff(int retry, bool throttled);
+
+  const HttpTransport& transport_;
+  CredentialsProvider* const credentials_;
+  const Clock& clock_;
+  Sleeper sleep_;
+  const Options options_;
+
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<TokenBucket>> buckets_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, ApiStats> stats_ ABSL_GUARDED_BY(mu_);
+  std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace dovetail::providers::aws

@@ -1,0 +1,212 @@
+#include "dovetail/providers/aws/aws_client.h"
+
+#include <atomic>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/synchronization/mutex.h"
+#include "dovetail/providers/aws/ec2_client.h"
+#include "dovetail/providers/aws/test_server.h"
+#include "gtest/gtest.h"
+
+namespace dovetail::providers::aws {
+namespace {
+
+constexpr char kThrottleBody[] =
+    "<?xml version=\"1.0\"?><Response><Errors><Error><Code>RequestLimitExceeded</Code>"
+    "<Message>Request limit exceeded.</Message></Error></Errors><RequestID>r-1</RequestID>"
+    "</Response>";
+constexpr char kAzBody[] =
+    "<DescribeAvailabilityZonesResponse><availabilityZoneInfo><item><zoneName>us-east-1a"
+    "</zoneName><zoneId>use1-az1</zoneId><zoneState>available</zoneState><regionName>us-east-1"
+    "</regionName></item></availabilityZoneInfo></DescribeAvailabilityZonesResponse>";
+
+class AwsClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_.server().Post("/", [this](const httplib::Request& req, httplib::Response& res) {
+      {
+        absl::MutexLock lock(&mu_);
+        authorizations_.push_back(req.get_header_value("Authorization"));
+        bodies_.push_back(req.body);
+      }
+      const int n = ++requests_;
+      if (n <= throttle_first_) {
+        res.status = 503;  // EC2 throttles with 503 RequestLimitExceeded
+        res.set_content(kThrottleBody, "text/xml");
+      } else if (n <= throttle_first_ + fail_5xx_) {
+        res.status = 500;
+        res.set_content(
+            "<Response><Errors><Error><Code>InternalError</Code></Error></Errors></Response>",
+            "text/xml");
+      } else if (invalid_) {
+        res.status = 400;
+        res.set_content(
+            "<Response><Errors><Error><Code>InvalidSubnetID.NotFound</Code><Message>The subnet "
+            "ID 'subnet-1' does not exist</Message></Error></Errors><RequestID>r-2</RequestID>"
+            "</Response>",
+            "text/xml");
+      } else {
+        res.set_content(kAzBody, "text/xml");
+      }
+    });
+    ASSERT_TRUE(server_.Start());
+  }
+
+  AwsClient MakeClient(int max_attempts = 5, RateLimit rate = {}) {
+    return AwsClient({.transport = transport_,
+                      .credentials = &credentials_,
+                      .clock = clock_,
+                      .sleep =
+                          [this](absl::Duration d) {
+                            absl::MutexLock lock(&mu_);
+                            sleeps_.push_back(d);
+                            clock_.Advance(d);
+                          }},
+                     {.service = kEc2,
+                      .region = "us-east-1",
+                      .endpoint = server_.url(),
+                      .max_attempts = max_attempts,
+                      .default_rate = rate,
+                      .jitter_seed = 42});
+  }
+
+  testing::TestServer server_;
+  HttpTransport transport_;
+  StaticCredentialsProvider credentials_{
+      AwsCredentials{.access_key_id = "AKID", .secret_access_key = "secret"}};
+  FakeClock clock_;
+  std::atomic<int> requests_{0};
+  int throttle_first_ = 0;
+  int fail_5xx_ = 0;
+  bool invalid_ = false;
+  absl::Mutex mu_;
+  std::vector<std::string> authorizations_;
+  std::vector<std::string> bodies_;
+  std::vector<absl::Duration> sleeps_;
+};
+
+TEST_F(AwsClientTest, RetriesThrottlingWithJitteredExponentialBackoffThenSucceeds) {
+  throttle_first_ = 3;
+  AwsClient client = MakeClient();
+  Ec2Client ec2(client);
+  auto zones = ec2.DescribeAvailabilityZones();
+  ASSERT_TRUE(zones.ok()) << zones.status();
+  ASSERT_EQ(zones->size(), 1u);
+  EXPECT_EQ((*zones)[0].zone_id, "use1-az1");
+  EXPECT_EQ(requests_.load(), 4);
+  EXPECT_EQ(client.Stats("DescribeAvailabilityZones"),
+            (ApiStats{.calls = 1, .attempts = 4, .throttles = 3, .retries = 3, .errors = 0}));
+  absl::MutexLock lock(&mu_);
+  ASSERT_EQ(sleeps_.size(), 3u);
+  // Full jitter under a cap that doubles: 0.5 s, 1 s, 2 s for throttles.
+  for (size_t i = 0; i < sleeps_.size(); ++i) {
+    EXPECT_GE(sleeps_[i], absl::ZeroDuration());
+    EXPECT_LE(sleeps_[i], absl::Milliseconds(500) * (1 << i));
+  }
+  EXPECT_FALSE(sleeps_[0] == sleeps_[1] && sleeps_[1] == sleeps_[2]) << "no jitter";
+  // Every attempt is signed afresh.
+  for (const std::string& auth : authorizations_) {
+    EXPECT_TRUE(absl::StartsWith(auth, "AWS4-HMAC-SHA256 Credential=AKID/")) << auth;
+    EXPECT_TRUE(absl::StrContains(auth, "/us-east-1/ec2/aws4_request")) << auth;
+  }
+  EXPECT_TRUE(absl::StartsWith(bodies_[0], "Action=DescribeAvailabilityZones&Version=2016-11-15"));
+}
+
+TEST_F(AwsClientTest, GivesUpAfterMaxAttemptsKeepingTheThrottlingCode) {
+  throttle_first_ = 100;
+  AwsClient client = MakeClient(/*max_attempts=*/3);
+  auto zones = Ec2Client(client).DescribeAvailabilityZones();
+  ASSERT_FALSE(zones.ok());
+  EXPECT_EQ(zones.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(AwsErrorCode(zones.status()), "RequestLimitExceeded");
+  EXPECT_TRUE(absl::StrContains(zones.status().message(), "r-1")) << zones.status();
+  EXPECT_EQ(requests_.load(), 3);
+  EXPECT_EQ(client.Stats("DescribeAvailabilityZones"),
+            (ApiStats{.calls = 1, .attempts = 3, .throttles = 3, .retries = 2, .errors = 1}));
+}
+
+TEST_F(AwsClientTest, Retries5xxWithoutCountingThrottles) {
+  fail_5xx_ = 2;
+  AwsClient client = MakeClient();
+  ASSERT_TRUE(Ec2Client(client).DescribeAvailabilityZones().ok());
+  EXPECT_EQ(client.Stats("DescribeAvailabilityZones"),
+            (ApiStats{.calls = 1, .attempts = 3, .throttles = 0, .retries = 2, .errors = 0}));
+  absl::MutexLock lock(&mu_);
+  for (absl::Duration d : sleeps_) EXPECT_LE(d, absl::Milliseconds(100));  // base 50 ms
+}
+
+TEST_F(AwsClientTest, ClientErrorsAreFinalAndMapped) {
+  invalid_ = true;
+  AwsClient client = MakeClient();
+  auto subnets = Ec2Client(client).DescribeSubnets({}, {"subnet-1"});
+  ASSERT_FALSE(subnets.ok());
+  EXPECT_EQ(subnets.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(AwsErrorCode(subnets.status()), "InvalidSubnetID.NotFound");
+  EXPECT_TRUE(absl::StrContains(subnets.status().message(), "does not exist"));
+  EXPECT_EQ(requests_.load(), 1);
+}
+
+TEST_F(AwsClientTest, TokenBucketSpacesCallsPerApi) {
+  AwsClient client = MakeClient(5, RateLimit{.qps = 2, .burst = 2});
+  Ec2Client ec2(client);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(ec2.DescribeAvailabilityZones().ok());
+  {
+    absl::MutexLock lock(&mu_);
+    // Burst of 2, then one token every 0.5 s.
+    ASSERT_EQ(sleeps_.size(), 2u);
+    EXPECT_EQ(sleeps_[0], absl::Milliseconds(500));
+    EXPECT_EQ(sleeps_[1], absl::Milliseconds(500));
+  }
+  // Another API has a bucket of its own.
+  ASSERT_TRUE(ec2.Query("DescribeRegions", {}).ok());
+  absl::MutexLock lock(&mu_);
+  EXPECT_EQ(sleeps_.size(), 2u);
+}
+
+TEST_F(AwsClientTest, TransportFailuresAreRetriedThenUnavailable) {
+  server_.Stop();
+  AwsClient client = MakeClient(/*max_attempts=*/2);
+  auto zones = Ec2Client(client).DescribeAvailabilityZones();
+  ASSERT_FALSE(zones.ok());
+  EXPECT_EQ(zones.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(client.Stats("DescribeAvailabilityZones").attempts, 2);
+}
+
+TEST(TokenBucketTest, RefillsWithTheClockUpToTheBurst) {
+  FakeClock clock;
+  TokenBucket bucket({.qps = 10, .burst = 3}, clock);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(bucket.Reserve(), absl::ZeroDuration());
+  EXPECT_EQ(bucket.Reserve(), absl::Milliseconds(100));
+  clock.Advance(absl::Seconds(10));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(bucket.Reserve(), absl::ZeroDuration());
+  EXPECT_GT(bucket.Reserve(), absl::ZeroDuration());
+}
+
+TEST(ErrorsTest, ParsesQueryJsonAndEc2Errors) {
+  HttpResponse sts{.status = 403,
+                   .body =
+                       "<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code>"
+                       "<Message>no</Message></Error><RequestId>abc</RequestId></ErrorResponse>"};
+  AwsErrorDetail d = ParseXmlError(sts);
+  EXPECT_EQ(d.code, "AccessDenied");
+  EXPECT_EQ(d.request_id, "abc");
+  absl::Status s = AwsErrorStatus("sts:AssumeRoleWithWebIdentity", 403, d);
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
+
+  HttpResponse ssm{.status = 400,
+                   .body = R"({"__type":"com.amazonaws.ssm#ParameterNotFound","message":"gone"})"};
+  d = ParseJsonError(ssm);
+  EXPECT_EQ(d.code, "ParameterNotFound");
+  EXPECT_EQ(d.message, "gone");
+  EXPECT_EQ(AwsErrorStatus("ssm:GetParameter", 400, d).code(), absl::StatusCode::kNotFound);
+
+  EXPECT_EQ(AwsErrorStatus("ec2:CreateFleet", 400, {.code = "InsufficientInstanceCapacity"}).code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(AwsErrorStatus("ec2:X", 400, {.code = "InvalidParameterValue"}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AwsErrorCode(absl::NotFoundError("plain")), "");
+}
+
+}  // namespace
+}  // namespace dovetail::providers::aws
