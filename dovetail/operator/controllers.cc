@@ -2,15 +2,24 @@
 #include <memory>
 #include <vector>
 
+#include "dovetail/controllers/nodeclaim/garbage_collection_controller.h"
+#include "dovetail/controllers/nodeclaim/lifecycle_controller.h"
+#include "dovetail/controllers/provisioning/provisioner.h"
 #include "dovetail/operator/operator.h"
 
 namespace dovetail::op {
 
 std::vector<std::unique_ptr<controllers::Controller>> BuildControllers(
     const controllers::Dependencies& deps, const Options& options) {
-  (void)deps;
-  (void)options;
   std::vector<std::unique_ptr<controllers::Controller>> out;
+  out.push_back(std::make_unique<controllers::nodeclaim::LifecycleController>(deps));
+  out.push_back(std::make_unique<controllers::nodeclaim::GarbageCollectionController>(deps));
+  controllers::provisioning::Options provisioning;
+  provisioning.batch_idle_duration = options.batch_idle_duration;
+  provisioning.batch_max_duration = options.batch_max_duration;
+  provisioning.respect_preferences = options.preference_policy == "Respect";
+  provisioning.min_values_strict = options.min_values_policy == "Strict";
+  out.push_back(std::make_unique<controllers::provisioning::Provisioner>(deps, provisioning));
   return out;
 }
 
