@@ -1,0 +1,140 @@
+// TerminationController ("termination"): the karpenter.sh/termination finalizer of NodeClaims and
+// Nodes, as upstream's node termination controller and the finalize step of its NodeClaim
+// lifecycle controller (reference §2.7, §4; reliability anchors §1.7). The lifecycle controller
+// (controllers/nodeclaim) adds the finalizers and leaves deleting NodeClaims to this controller.
+//
+// Keys: "node/<name>" and "nodeclaim/<name>", triggered by the Node, NodeClaim and Pod informers
+// (a pod change on a draining node wakes its node). Each reconcile reads the objects it acts on
+// from the API server, not from a cache.
+//
+// NodeClaim being deleted (with the finalizer):
+//   1. with spec.terminationGracePeriod, annotate karpenter.sh/nodeclaim-termination-timestamp =
+//      deletionTimestamp + terminationGracePeriod (event TerminationGracePeriodExpiring);
+//   2. delete its Nodes (by provider id) and wait until they are gone;
+//   3. if it was launched, CloudProvider::Delete until NodeClaimNotFound;
+//   4. remove the finalizer — last, after the Nodes' (which the Node flow removes).
+// Node being deleted (with the finalizer):
+//   1. delete its NodeClaim if it is not being deleted;
+//   2. a Node that is not Ready and whose instance the cloud no longer knows: drop the finalizer;
+//   3. taint karpenter.sh/disrupted:NoSchedule (replacing another effect of that key) and label
+//      node.kubernetes.io/exclude-from-external-load-balancers=karpenter;
+//   4. drain (drain.h): force-delete pods past the termination deadline, evict the first non-empty
+//      tier through the Eviction API (UID precondition; 404/409 done; 429 = a PDB said no:
+//      FailedDraining event, per-pod backoff), FailedDraining events for pods kept by
+//      do-not-disrupt; once nothing is left, wait `min_drain_time` for pods that bound just
+//      before the taint landed;
+//   5. wait until the Node's VolumeAttachments are gone (except those of pods that are not
+//      drained), unless the termination deadline has passed;
+//   6. CloudProvider::Delete until NodeClaimNotFound;
+//   7. remove the finalizer.
+// Every wait is a requeue (AddAfter) computed from Dependencies::clock; nothing sleeps.
+//
+// Thread-safety: see controllers/controller.h; informer handlers only enqueue.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "dovetail/apis/core/node.h"
+#include "dovetail/apis/core/pod.h"
+#include "dovetail/apis/v1/nodeclaim.h"
+#include "dovetail/controllers/controller.h"
+#include "dovetail/controllers/termination/drain.h"
+#include "dovetail/kube/workqueue.h"
+
+namespace dovetail::controllers::termination {
+
+struct TerminationOptions {
+  int workers = 10;
+  // While pods are waiting eviction, look again this often (upstream: 1 s).
+  absl::Duration drain_interval = absl::Seconds(1);
+  // Drained only after nothing was left for this long (upstream's MinDrainTime: 5 s).
+  absl::Duration min_drain_time = absl::Seconds(5);
+  // While VolumeAttachments remain (upstream: 1 s).
+  absl::Duration volume_interval = absl::Seconds(1);
+  // While the instance is terminating, or Nodes of a deleting NodeClaim remain (upstream: 5 s).
+  absl::Duration instance_interval = absl::Seconds(5);
+  // Per-pod eviction backoff after a refusal (upstream: 100 ms doubling to 10 s).
+  absl::Duration eviction_backoff_base = absl::Milliseconds(100);
+  absl::Duration eviction_backoff_max = absl::Seconds(10);
+  kube::WorkQueueOptions queue = {.base_delay = absl::Milliseconds(100),
+                                  .max_delay = absl::Seconds(30)};
+};
+
+class TerminationController final : public Controller {
+ public:
+  // Registers the Node, NodeClaim and Pod informer handlers; `deps` must outlive this object.
+  explicit TerminationController(const Dependencies& deps, TerminationOptions options = {});
+  ~TerminationController() override;
+
+  std::string_view Name() const override { return "termination"; }
+  // Enqueues every cached Node and NodeClaim being deleted and starts the workers.
+  void Start() override;
+  void Stop() override;
+
+  // One reconcile of a key ("node/<name>" or "nodeclaim/<name>"); what a worker runs.
+  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& key);
+
+  static std::string NodeKey(std::string_view name);
+  static std::string NodeClaimKey(std::string_view name);
+
+ private:
+  struct EvictionBackoff {
+    int failures = 0;
+    absl::Time next_attempt;
+  };
+  struct DrainState {
+    std::optional<absl::Time> drained_since;                 // nothing left since
+    absl::flat_hash_map<std::string, EvictionBackoff> pods;  // by pod UID
+  };
+
+  void Enqueue(const std::string& key);
+  absl::StatusOr<kube::ReconcileResult> ReconcileNodeClaim(const std::string& name);
+  absl::StatusOr<kube::ReconcileResult> ReconcileNode(const std::string& name);
+
+  // The termination deadline of a NodeClaim being deleted, if it has one.
+  std::optional<absl::Time> TerminationTime(const apis::v1::NodeClaim& node_claim) const;
+  // The NodeClaim whose provider id is the Node's (cache first, then the API server).
+  absl::StatusOr<std::optional<apis::v1::NodeClaim>> NodeClaimForNode(const apis::core::Node& node);
+  // Names of the Nodes with the NodeClaim's provider id that still exist (API server).
+  absl::StatusOr<std::vector<apis::core::Node>> NodesForNodeClaim(
+      const apis::v1::NodeClaim& node_claim);
+  absl::Status Taint(const std::string& node_name);
+  // One drain step; returns the delay before the next look, or nullopt once drained.
+  absl::StatusOr<std::optional<absl::Duration>> Drain(const apis::core::Node& node,
+                                                      std::optional<absl::Time> deadline);
+  absl::Status Evict(const apis::core::Node& node, const PodRef& pod, DrainState& state);
+  // Pending VolumeAttachments of the node (see the file comment).
+  absl::StatusOr<std::vector<std::string>> PendingVolumeAttachments(
+      const apis::core::Node& node, const std::vector<apis::core::Pod>& pods);
+  absl::StatusOr<std::vector<apis::core::Pod>> PodsOn(const std::string& node_name);
+  void Forget(const std::string& node_name);
+
+  void NodeEvent(const apis::core::Node& node, std::string_view type, std::string_view reason,
+                 std::string_view message);
+  void NodeClaimEvent(const apis::v1::NodeClaim& node_claim, std::string_view type,
+                      std::string_view reason, std::string_view message);
+  void PodEvent(const PodRef& pod, std::string_view type, std::string_view reason,
+                std::string_view message);
+
+  const Dependencies deps_;
+  const TerminationOptions options_;
+
+  absl::Mutex mu_;
+  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<kube::Controller> workers_ ABSL_GUARDED_BY(mu_);
+  // Nodes being drained: pod events on them enqueue the node.
+  absl::flat_hash_set<std::string> draining_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, DrainState> drain_ ABSL_GUARDED_BY(mu_);  // by node name
+};
+
+}  // namespace dovetail::controllers::termination
