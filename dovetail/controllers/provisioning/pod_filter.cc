@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dovetail/apis/v1/labels.h"
+#include "dovetail/common/duration.h"
 #include "dovetail/scheduling/requirements.h"
 
 namespace dovetail::controllers::provisioning {
@@ -42,6 +43,19 @@ bool IsProvisionable(const kube::PodInfo& pod) {
   if (pod.phase == core::PodPhase::kSucceeded || pod.phase == core::PodPhase::kFailed) return false;
   if (pod.meta.deletion.has_value()) return false;
   if (OwnedBy(pod, "DaemonSet") || OwnedBy(pod, "Node")) return false;
+  return true;
+}
+
+bool IsReschedulable(const kube::PodInfo& pod, absl::Time now) {
+  if (pod.phase == core::PodPhase::kSucceeded || pod.phase == core::PodPhase::kFailed) return false;
+  if (pod.meta.deletion.has_value() && !OwnedBy(pod, "StatefulSet")) return false;
+  if (OwnedBy(pod, "DaemonSet") || OwnedBy(pod, "Node")) return false;
+  if (const std::string* value = pod.meta.Annotation(apis::v1::kDoNotDisruptAnnotationKey)) {
+    if (*value == "true") return false;
+    absl::StatusOr<absl::Duration> d = ParseGoDuration(*value);
+    // An invalid value protects nothing (upstream reports it and ignores it).
+    if (d.ok() && pod.start_time.has_value() && now < *pod.start_time + *d) return false;
+  }
   return true;
 }
 

@@ -12,18 +12,27 @@
 // matchFields in a required term, and — silently — a `karpenter.sh/nodepool DoesNotExist`
 // requirement (the pod opts out of Karpenter).
 //
+// Reschedulable (upstream's pods of deleting nodes, §2.2 step 4): a pod bound to a node that is
+// marked for deletion or being deleted, which provisioning makes room for ahead of the drain: not
+// Succeeded/Failed, not being deleted (StatefulSet pods count even then: their replacement keeps
+// the name), not a DaemonSet or mirror pod, and no karpenter.sh/do-not-disrupt in force ("true",
+// or a Go duration since the pod started that has not elapsed).
+//
 // Pure functions; thread-safe.
 #pragma once
 
 #include <optional>
 #include <string>
 
+#include "absl/time/time.h"
 #include "dovetail/apis/core/pod.h"
 #include "dovetail/kube/objects.h"
 
 namespace dovetail::controllers::provisioning {
 
 bool IsProvisionable(const kube::PodInfo& pod);
+
+bool IsReschedulable(const kube::PodInfo& pod, absl::Time now);
 
 struct IgnoreReason {
   std::string message;

@@ -80,6 +80,36 @@ TEST_F(PodFilterTest, DaemonSetAndMirrorPodsAreNotProvisionable) {
   EXPECT_TRUE(Provisionable(replica));
 }
 
+TEST_F(PodFilterTest, PodsOfADeletingNodeAreReschedulableUnlessProtected) {
+  const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  nlohmann::json bound = state::testing::PodJson("default", "a", "node-1", "500m");
+  bound["status"]["startTime"] = "2027-01-15T08:00:00Z";  // 1,800,000,000 s is 08:00 Jan 15 2027
+  EXPECT_TRUE(IsReschedulable(*objects_.Pod(bound), now));
+
+  nlohmann::json pinned = bound;
+  pinned["metadata"]["annotations"] = {{"karpenter.sh/do-not-disrupt", "true"}};
+  EXPECT_FALSE(IsReschedulable(*objects_.Pod(pinned), now));
+  pinned["metadata"]["annotations"] = {{"karpenter.sh/do-not-disrupt", "1h"}};
+  EXPECT_FALSE(IsReschedulable(*objects_.Pod(pinned), now + absl::Minutes(59)));
+  EXPECT_TRUE(IsReschedulable(*objects_.Pod(pinned), now + absl::Minutes(61)));
+
+  nlohmann::json done = bound;
+  done["status"]["phase"] = "Succeeded";
+  EXPECT_FALSE(IsReschedulable(*objects_.Pod(done), now));
+
+  nlohmann::json leaving = bound;
+  leaving["metadata"]["deletionTimestamp"] = "2027-01-15T08:00:00Z";
+  EXPECT_FALSE(IsReschedulable(*objects_.Pod(leaving), now));
+  leaving["metadata"]["ownerReferences"] = {
+      {{"apiVersion", "apps/v1"}, {"kind", "StatefulSet"}, {"name", "db"}, {"uid", "u1"}}};
+  EXPECT_TRUE(IsReschedulable(*objects_.Pod(leaving), now));
+
+  nlohmann::json daemon = bound;
+  daemon["metadata"]["ownerReferences"] = {
+      {{"apiVersion", "apps/v1"}, {"kind", "DaemonSet"}, {"name", "ds"}, {"uid", "u2"}}};
+  EXPECT_FALSE(IsReschedulable(*objects_.Pod(daemon), now));
+}
+
 TEST_F(PodFilterTest, PodSelectingHostnameIsIgnoredWithAReason) {
   nlohmann::json pod = PendingPod("a");
   pod["spec"]["nodeSelector"] = {{"kubernetes.io/hostname", "node-1"}};

@@ -53,6 +53,18 @@ bool LimitsExceeded(const v1::NodePool& pool, const ResourceList& usage) {
   return false;
 }
 
+// Nodes being disrupted or terminated trigger provisioning for their pods (upstream's node
+// trigger).
+bool IsDisrupted(const kube::NodeInfo& node) {
+  for (const kube::CompactTaint& taint : node.taints) {
+    if (taint.key != nullptr && *taint.key == v1::kDisruptedTaintKey &&
+        taint.effect == static_cast<uint8_t>(core::TaintEffect::kNoSchedule)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::string FormatResources(const ResourceList& list) {
   std::string out;
   for (const auto& [name, quantity] : list) {
@@ -100,6 +112,18 @@ Provisioner::Provisioner(const Dependencies& deps, Options options)
       .on_update =
           [batcher](const PodPtr&, const PodPtr& pod) {
             if (IsProvisionable(*pod)) batcher->Trigger(pod->meta.uid);
+          },
+      .on_delete = nullptr,
+  });
+  using NodePtr = std::shared_ptr<const kube::NodeInfo>;
+  deps_.informers.nodes().AddHandler({
+      .on_add =
+          [batcher](const NodePtr& node) {
+            if (IsDisrupted(*node)) batcher->Trigger(node->meta.uid);
+          },
+      .on_update =
+          [batcher](const NodePtr&, const NodePtr& node) {
+            if (IsDisrupted(*node)) batcher->Trigger(node->meta.uid);
           },
       .on_delete = nullptr,
   });
@@ -154,6 +178,9 @@ void Provisioner::AddError(const absl::Status& status) {
 void Provisioner::TriggerPending() {
   deps_.informers.pods().store().ForEach([this](const kube::PodInfo& pod) {
     if (IsProvisionable(pod)) batcher_->Trigger(pod.meta.uid);
+  });
+  deps_.informers.nodes().store().ForEach([this](const kube::NodeInfo& node) {
+    if (IsDisrupted(node)) batcher_->Trigger(node.meta.uid);
   });
 }
 
@@ -231,6 +258,23 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     }
     pending.push_back(std::make_unique<core::Pod>(std::move(*pod)));
   }
+  // Pods of nodes that are going away (marked for deletion by disruption, or deleting): capacity
+  // for them is provisioned ahead of the drain. Their nodes are not in the solver's input.
+  int64_t reschedulable = 0;
+  const absl::Time now = deps_.clock.Now();
+  for (const state::StateNode& node : snapshot.nodes) {
+    if (node.Active()) continue;
+    auto pods = snapshot.pods_by_node.find(node.Name());
+    if (pods == snapshot.pods_by_node.end()) continue;
+    for (const state::PodPtr& info : pods->second) {
+      if (!IsReschedulable(*info, now)) continue;
+      absl::StatusOr<core::Pod> pod = state::ToPod(*info);
+      if (!pod.ok()) continue;
+      pod->spec.node_name.clear();  // to be placed again
+      ++reschedulable;
+      pending.push_back(std::make_unique<core::Pod>(std::move(*pod)));
+    }
+  }
   // Deterministic order (the solver sorts too; this keeps event order stable).
   std::sort(pending.begin(), pending.end(), [](const auto& a, const auto& b) {
     return std::tie(a->metadata.namespace_, a->metadata.name) <
@@ -240,6 +284,7 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     absl::MutexLock l(&stats_mu_);
     stats_.pods_ignored += ignored;
     stats_.last_pass_pods = static_cast<int64_t>(pending.size());
+    stats_.pods_reschedulable += reschedulable;
   }
   if (pending.empty()) return result;
   log::Info(kLogger, "found provisionable pod(s)", {{"count", std::to_string(pending.size())}});

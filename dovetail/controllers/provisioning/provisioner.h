@@ -1,14 +1,16 @@
 // Provisioner: the provisioning controller (upstream's provisioner + pod trigger, reference
 // §2.2-2.4). Turns pods the kube-scheduler could not place into NodeClaims.
 //
-// Trigger: a handler on the shared pod informer (registered in the constructor) triggers the
-// Batcher for every provisionable pod (pod_filter.h); every `requeue` the store is scanned again
-// so pods that are still pending are retried. When a batch window closes (idle 1 s / max 10 s),
-// one pass runs (RunOnce), one pass at a time:
+// Trigger: handlers on the shared pod and node informers (registered in the constructor) trigger
+// the Batcher for every provisionable pod (pod_filter.h) and every node tainted
+// karpenter.sh/disrupted:NoSchedule (its pods need room elsewhere); every `requeue` the stores are
+// scanned again so pods that are still pending are retried. When a batch window closes (idle 1 s /
+// max 10 s), one pass runs (RunOnce), one pass at a time:
 //   1. wait for cluster state to be synced (informers listed, no NodeClaim without provider id);
 //   2. snapshot the state's nodes BEFORE listing pending pods;
 //   3. pending pods = provisionable pods from the pod store, minus ignored ones (FailedScheduling
 //      event with the reason, silent for `karpenter.sh/nodepool DoesNotExist`);
+//      plus the reschedulable pods of nodes marked for deletion or deleting (pod_filter.h);
 //   4. NodePools from the provisioner's own NodePool informer: not deleting, not static, not
 //      Ready=False (Ready=True required when Options::require_ready_node_pools), each with the
 //      instance types CloudProvider::GetInstanceTypes returns that intersect its requirements and
@@ -75,7 +77,8 @@ struct Stats {
   int64_t passes = 0;
   int64_t pods_considered = 0;  // pending pods given to the solver
   int64_t pods_ignored = 0;
-  int64_t pods_nominated = 0;  // to existing/in-flight nodes or new NodeClaims
+  int64_t pods_reschedulable = 0;  // pods of deleting nodes included in passes
+  int64_t pods_nominated = 0;      // to existing/in-flight nodes or new NodeClaims
   int64_t pods_unschedulable = 0;
   int64_t node_claims_created = 0;
   int64_t node_claim_create_errors = 0;
