@@ -141,6 +141,7 @@ spec:
         }
         print(json.dumps(result, indent=2))
         if args.json:
+            os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
             with open(args.json, "w") as f:
                 json.dump(result, f, indent=2)
         return 0 if running >= args.pods else 1
