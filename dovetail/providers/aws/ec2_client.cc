@@ -29,6 +29,7 @@ Ec2InstanceTypeInfo ParseInstanceType(const pugi::xml_node& n) {
   pugi::xml_node ebs = n.child("ebsInfo");
   t.ebs_optimized_support = Text(ebs, "ebsOptimizedSupport");
   t.ebs_baseline_bandwidth_mbps = Int(ebs.child("ebsOptimizedInfo"), "baselineBandwidthInMbps");
+  t.ebs_maximum_bandwidth_mbps = Int(ebs.child("ebsOptimizedInfo"), "maximumBandwidthInMbps");
   pugi::xml_node net = n.child("networkInfo");
   t.maximum_network_interfaces = Int(net, "maximumNetworkInterfaces");
   t.ipv4_addresses_per_interface = Int(net, "ipv4AddressesPerInterface");

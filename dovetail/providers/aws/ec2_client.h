@@ -37,6 +37,7 @@ struct Ec2InstanceTypeInfo {
   std::string nvme_support;         // instanceStorageInfo.nvmeSupport
   std::string ebs_optimized_support;
   int64_t ebs_baseline_bandwidth_mbps = 0;
+  int64_t ebs_maximum_bandwidth_mbps = 0;  // upstream's instance-ebs-bandwidth label
   int64_t maximum_network_interfaces = 0;
   int64_t default_network_card_interfaces = 0;  // of networkCards[defaultNetworkCardIndex]
   int64_t ipv4_addresses_per_interface = 0;
