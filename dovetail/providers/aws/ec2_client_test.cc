@@ -79,5 +79,22 @@ TEST_F(Ec2PaginationTest, FollowsNextTokenToTheLastPage) {
   EXPECT_EQ(client.Stats("DescribeInstanceTypes").calls, 3);
 }
 
+TEST(QueryProtocolTest, FormEncodesAsTheSdksDo) {
+  EXPECT_EQ(FormEncode("DescribeSubnets", "2016-11-15",
+                       {{"Filter.1.Name", "tag:team name"}, {"Filter.1.Value.1", "a b+c/~*"}}),
+            "Action=DescribeSubnets&Version=2016-11-15&Filter.1.Name=tag%3Ateam+name"
+            "&Filter.1.Value.1=a+b%2Bc%2F~%2A");
+  QueryParams params;
+  AddList(params, "InstanceType", {"m5.large", "c5.large"});
+  AddFilters(params, {{"tag-key", {"k"}}, {"vpc-id", {"v1", "v2"}}});
+  EXPECT_EQ(params, (QueryParams{{"InstanceType.1", "m5.large"},
+                                 {"InstanceType.2", "c5.large"},
+                                 {"Filter.1.Name", "tag-key"},
+                                 {"Filter.1.Value.1", "k"},
+                                 {"Filter.2.Name", "vpc-id"},
+                                 {"Filter.2.Value.1", "v1"},
+                                 {"Filter.2.Value.2", "v2"}}));
+}
+
 }  // namespace
 }  // namespace dovetail::providers::aws

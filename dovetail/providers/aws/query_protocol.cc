@@ -22,10 +22,29 @@ void AddList(QueryParams& params, std::string_view prefix, const std::vector<std
   }
 }
 
+namespace {
+
+// application/x-www-form-urlencoded as botocore writes it (Python's urlencode): RFC 3986
+// unreserved characters kept, space as '+', every other byte %XX. moto verifies signatures over
+// a body it re-encodes this way, and it is what the AWS SDKs send.
+std::string FormValue(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == ' ') {
+      out.push_back('+');
+    } else {
+      out += UriEncode(std::string_view(&c, 1));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string FormEncode(std::string_view action, std::string_view version,
                        const QueryParams& params) {
-  std::string body = Cat("Action=", UriEncode(action), "&Version=", UriEncode(version));
-  for (const auto& [k, v] : params) CatTo(&body, "&", UriEncode(k), "=", UriEncode(v));
+  std::string body = Cat("Action=", FormValue(action), "&Version=", FormValue(version));
+  for (const auto& [k, v] : params) CatTo(&body, "&", FormValue(k), "=", FormValue(v));
   return body;
 }
 
