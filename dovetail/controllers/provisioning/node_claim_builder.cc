@@ -36,6 +36,7 @@ core::StringMap TemplateLabels(const v1::NodePool& pool) {
 
 nlohmann::json TaintSet(const std::vector<core::Taint>& taints) {
   std::vector<std::string> items;
+  items.reserve(taints.size());
   for (const core::Taint& t : taints) {
     items.push_back(core::EncodeJson(t).dump());
   }

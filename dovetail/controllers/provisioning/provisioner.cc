@@ -101,7 +101,8 @@ Provisioner::Provisioner(const Dependencies& deps, Options options)
                                          BatcherOptions{.idle = options_.batch_idle_duration,
                                                         .max = options_.batch_max_duration})),
       node_pools_(deps.client, kube::resources::kNodePools, {}, options_.informer_options),
-      daemon_sets_(deps.client, kube::resources::kDaemonSets, {}, options_.informer_options) {
+      daemon_sets_(deps.client, kube::resources::kDaemonSets, {}, options_.informer_options),
+      namespaces_(deps.client, kube::resources::kNamespaces, {}, options_.informer_options) {
   using PodPtr = std::shared_ptr<const kube::PodInfo>;
   std::shared_ptr<Batcher> batcher = batcher_;
   deps_.informers.pods().AddHandler({
@@ -142,18 +143,22 @@ Provisioner::~Provisioner() {
   Stop();
   node_pools_.Stop();
   daemon_sets_.Stop();
+  namespaces_.Stop();
 }
 
 bool Provisioner::StartInformers(absl::Time deadline) {
   node_pools_.Start();
   daemon_sets_.Start();
-  return node_pools_.WaitForSync(deadline) && daemon_sets_.WaitForSync(deadline);
+  namespaces_.Start();
+  return node_pools_.WaitForSync(deadline) && daemon_sets_.WaitForSync(deadline) &&
+         namespaces_.WaitForSync(deadline);
 }
 
 void Provisioner::Start() {
   if (running_.exchange(true)) return;
   node_pools_.Start();
   daemon_sets_.Start();
+  namespaces_.Start();
   batcher_->Reset();
   thread_ = std::thread([this] { Loop(); });
 }
@@ -226,8 +231,8 @@ absl::StatusOr<PassResult> Provisioner::RunOnce() {
 
 absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
   if (!deps_.cluster.Synced()) return absl::UnavailableError("cluster state has not synced");
-  if (!node_pools_.HasSynced() || !daemon_sets_.HasSynced()) {
-    return absl::UnavailableError("NodePool or DaemonSet informer has not synced");
+  if (!node_pools_.HasSynced() || !daemon_sets_.HasSynced() || !namespaces_.HasSynced()) {
+    return absl::UnavailableError("NodePool, DaemonSet or Namespace informer has not synced");
   }
   {
     absl::MutexLock l(&stats_mu_);
@@ -324,6 +329,9 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
         {absl::StrCat(ds->metadata.namespace_, "/", ds->metadata.name), daemon_pods.back().get()});
   }
 
+  namespaces_.store().ForEach([&input](const core::Namespace& ns) {
+    input.namespace_labels[ns.metadata.name] = ns.metadata.labels;
+  });
   for (const auto& pod : pending) input.pods.push_back(pod.get());
   input.options.respect_preferences = options_.respect_preferences;
   input.options.min_values_strict = options_.min_values_strict;

@@ -16,7 +16,8 @@
 //      instance types CloudProvider::GetInstanceTypes returns that intersect its requirements and
 //      have an available compatible offering, and its remaining limits (limits − state usage,
 //      which counts in-flight NodeClaims);
-//   5. DaemonSets from its own DaemonSet informer, as pods built from their templates;
+//   5. DaemonSets from its own DaemonSet informer, as pods built from their templates, and
+//      namespace labels (for namespaceSelector terms) from its own Namespace informer;
 //   6. solve (solver::Solve, no LP bound);
 //   7. create the planned NodeClaims (node_claim_builder.h); each created claim goes into the
 //      cluster state at once (so the next pass sees it as capacity and waits for its launch) and
@@ -46,6 +47,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "dovetail/apis/core/namespace.h"
 #include "dovetail/apis/core/workloads.h"
 #include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/controllers/controller.h"
@@ -68,7 +70,7 @@ struct Options {
   // Only NodePools with Ready=True (needs the nodepool readiness controller); when false, pools
   // without a Ready condition are used and only Ready=False/Unknown pools are skipped.
   bool require_ready_node_pools = false;
-  // Informer options of the provisioner's own NodePool and DaemonSet informers.
+  // Informer options of the provisioner's own NodePool, DaemonSet and Namespace informers.
   kube::InformerOptions informer_options;
 };
 
@@ -97,15 +99,16 @@ class Provisioner : public Controller {
  public:
   using NodePoolInformer = kube::Informer<kube::ApiObjectCodec<apis::v1::NodePool>>;
   using DaemonSetInformer = kube::Informer<kube::ApiObjectCodec<apis::core::DaemonSet>>;
+  using NamespaceInformer = kube::Informer<kube::ApiObjectCodec<apis::core::Namespace>>;
 
   // Registers the pod handler on deps.informers; `deps` must outlive this object.
-  Provisioner(const Dependencies& deps, Options options = {});
+  explicit Provisioner(const Dependencies& deps, Options options = {});
   ~Provisioner() override;
   Provisioner(const Provisioner&) = delete;
   Provisioner& operator=(const Provisioner&) = delete;
 
   std::string_view Name() const override { return "provisioner"; }
-  // Starts the NodePool and DaemonSet informers and the batching loop.
+  // Starts the NodePool, DaemonSet and Namespace informers and the batching loop.
   void Start() override;
   void Stop() override;
 
@@ -134,6 +137,7 @@ class Provisioner : public Controller {
   std::shared_ptr<Batcher> batcher_;
   NodePoolInformer node_pools_;
   DaemonSetInformer daemon_sets_;
+  NamespaceInformer namespaces_;  // labels for pod (anti-)affinity namespaceSelector terms
 
   // Upstream's metrics, when deps.metrics is set.
   metrics::Counter* node_claims_created_metric_ = nullptr;

@@ -431,5 +431,39 @@ TEST_F(ProvisioningIntegrationTest, ProvisionsForThePodsOfANodeMarkedForDeletion
   }));
 }
 
+TEST_F(ProvisioningIntegrationTest, NamespaceSelectorsSeeTheNamespacesLabels) {
+  // Two small pods that repel each other per hostname, through a namespaceSelector naming this
+  // namespace by its kubernetes.io/metadata.name label: two NodeClaims, not one.
+  const nlohmann::json anti_affinity = {
+      {"podAntiAffinity",
+       {{"requiredDuringSchedulingIgnoredDuringExecution",
+         {{{"labelSelector", {{"matchLabels", {{"app", "test"}}}}},
+           {"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", ns_}}}}},
+           {"topologyKey", "kubernetes.io/hostname"}}}}}}};
+  for (const char* name : {"a1", "a2"}) {
+    nlohmann::json pod = kube::testing::PodJson(ns_, name);
+    pod["spec"]["affinity"] = anti_affinity;
+    ASSERT_TRUE(client_->Create(kube::resources::kPods, ns_, pod.dump()).ok());
+    pods_.push_back(name);
+    const nlohmann::json status = {
+        {"status",
+         {{"conditions",
+           {{{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"}}}}}}};
+    ASSERT_TRUE(client_
+                    ->Patch(kube::resources::kPods, ns_, name, kube::PatchType::kMerge,
+                            status.dump(), {}, "status")
+                    .ok());
+  }
+  ASSERT_TRUE(provisioner_->StartInformers(absl::Now() + absl::Seconds(30)));
+  ASSERT_TRUE(WaitFor([&] {
+    return provisioner_->node_pools().store().Get(pool_) != nullptr && Unschedulable("a1") &&
+           Unschedulable("a2");
+  }));
+  absl::StatusOr<PassResult> pass = provisioner_->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->created.size(), 2u);
+  EXPECT_EQ(pass->unschedulable, 0);
+}
+
 }  // namespace
 }  // namespace dovetail::controllers::provisioning
