@@ -319,6 +319,17 @@ class TerminationE2eTest : public ::testing::Test {
   absl::StatusOr<v1::NodeClaim> GetClaim(const std::string& name) {
     return kube::TypedClient<v1::NodeClaim>(*client_, kube::resources::kNodeClaims).Get("", name);
   }
+  // "Status/Reason" of a NodeClaim condition, or "" when it has none.
+  std::string ClaimCondition(const std::string& name, std::string_view type) {
+    absl::StatusOr<v1::NodeClaim> claim = GetClaim(name);
+    if (!claim.ok()) return "";
+    const core::Condition* c = v1::FindCondition(claim->status.conditions, type);
+    if (c == nullptr) return "";
+    const char* status = c->status == core::ConditionStatus::kTrue    ? "True"
+                         : c->status == core::ConditionStatus::kFalse ? "False"
+                                                                      : "Unknown";
+    return absl::StrCat(status, "/", c->reason);
+  }
   absl::StatusOr<core::Node> GetNode(const std::string& name) {
     return kube::TypedClient<core::Node>(*client_, kube::resources::kNodes).Get("", name);
   }
@@ -465,6 +476,7 @@ TEST_F(TerminationE2eTest, DrainsInUpstreamOrderHonouringAPdbThenReleasesNodeBef
     ASSERT_TRUE(c.ok()) << c.status();
     EXPECT_TRUE(c->metadata.deletion_timestamp.has_value());
   }
+  EXPECT_EQ(ClaimCondition(node, "Drained"), "Unknown/Draining");
 
   // The PDB now allows a disruption: the drain proceeds, tier by tier.
   const json relax = {{"spec", {{"minAvailable", 0}}}};
@@ -586,6 +598,9 @@ TEST_F(TerminationE2eTest, WaitsForVolumeAttachmentsBeforeReleasingTheInstance) 
   absl::SleepFor(absl::Seconds(2));
   EXPECT_TRUE(GetNode(node).ok());
   EXPECT_TRUE(GetClaim(node).ok());
+  EXPECT_EQ(ClaimCondition(node, "Drained"), "True/Drained");
+  EXPECT_EQ(ClaimCondition(node, "VolumesDetached"), "Unknown/AwaitingVolumeDetachment");
+  EXPECT_EQ(ClaimCondition(node, "InstanceTerminating"), "");
 
   // Detached: the termination completes.
   auto deleted = client_->Delete(kube::resources::kVolumeAttachments, "", attachment);

@@ -27,6 +27,9 @@ namespace {
 constexpr std::string_view kNodePrefix = "node/";
 constexpr std::string_view kNodeClaimPrefix = "nodeclaim/";
 constexpr std::string_view kAction = "Terminate";
+constexpr std::string_view kConditionDrained = "Drained";
+constexpr std::string_view kConditionVolumesDetached = "VolumesDetached";
+constexpr std::string_view kConditionInstanceTerminating = "InstanceTerminating";
 
 bool HasFinalizer(const core::ObjectMeta& meta, std::string_view finalizer) {
   return std::find(meta.finalizers.begin(), meta.finalizers.end(), finalizer) !=
@@ -360,6 +363,50 @@ absl::Status TerminationController::Taint(const std::string& node_name) {
   });
 }
 
+void TerminationController::SetCondition(const std::string& node_claim_name, std::string_view type,
+                                         std::string_view status, std::string_view reason,
+                                         std::string_view message) {
+  (void)kube::RetryOnConflict([&]() -> absl::Status {
+    ASSIGN_OR_RETURN(const std::string body,
+                     deps_.client.Get(kube::resources::kNodeClaims, "", node_claim_name));
+    ASSIGN_OR_RETURN(const nlohmann::json claim, kube::ParseJsonBody(body));
+    const nlohmann::json metadata = claim.value("metadata", nlohmann::json::object());
+    const int64_t generation = metadata.value("generation", int64_t{0});
+    nlohmann::json conditions = claim.value("status", nlohmann::json::object())
+                                    .value("conditions", nlohmann::json::array());
+    const std::string now = Rfc3339(deps_.clock.Now());
+    bool found = false;
+    for (nlohmann::json& condition : conditions) {
+      if (condition.value("type", "") != type) continue;
+      found = true;
+      if (condition.value("status", "") == status && condition.value("reason", "") == reason &&
+          condition.value("message", "") == message) {
+        return absl::OkStatus();
+      }
+      if (condition.value("status", "") != status) condition["lastTransitionTime"] = now;
+      condition["status"] = std::string(status);
+      condition["reason"] = std::string(reason);
+      condition["message"] = std::string(message);
+      condition["observedGeneration"] = generation;
+    }
+    if (!found) {
+      conditions.push_back({{"type", std::string(type)},
+                            {"status", std::string(status)},
+                            {"reason", std::string(reason)},
+                            {"message", std::string(message)},
+                            {"lastTransitionTime", now},
+                            {"observedGeneration", generation}});
+    }
+    const nlohmann::json patch = {
+        {"metadata", {{"resourceVersion", metadata.value("resourceVersion", "")}}},
+        {"status", {{"conditions", conditions}}}};
+    return deps_.client
+        .Patch(kube::resources::kNodeClaims, "", node_claim_name, kube::PatchType::kMerge,
+               patch.dump(), {}, "status")
+        .status();
+  });
+}
+
 absl::StatusOr<std::vector<core::Pod>> TerminationController::PodsOn(const std::string& node_name) {
   kube::TypedClient<core::Pod> pods(deps_.client, kube::resources::kPods);
   return pods.List("", {.field_selector = Cat("spec.nodeName=", node_name)});
@@ -566,8 +613,13 @@ absl::StatusOr<kube::ReconcileResult> TerminationController::ReconcileNode(
 
   // 4. Drain.
   const std::optional<absl::Time> deadline = TerminationTime(*claim);
+  const std::string& claim_name = claim->metadata.name;
   ASSIGN_OR_RETURN(const std::optional<absl::Duration> again, Drain(*node, deadline));
-  if (again.has_value()) return After(*again);
+  if (again.has_value()) {
+    SetCondition(claim_name, kConditionDrained, "Unknown", "Draining", "Draining");
+    return After(*again);
+  }
+  SetCondition(claim_name, kConditionDrained, "True", kConditionDrained, "");
 
   // 5. Volumes.
   ASSIGN_OR_RETURN(const std::vector<core::Pod> pods, PodsOn(name));
@@ -578,14 +630,22 @@ absl::StatusOr<kube::ReconcileResult> TerminationController::ReconcileNode(
       NodeEvent(*node, "Normal", "AwaitingVolumeDetachment",
                 Cat("Waiting for ", attached.size(),
                     " VolumeAttachments to be detached: ", absl::StrJoin(attached, ", ")));
+      SetCondition(claim_name, kConditionVolumesDetached, "Unknown", "AwaitingVolumeDetachment",
+                   "AwaitingVolumeDetachment");
       return After(options_.volume_interval);
     }
     NodeEvent(*node, "Warning", "TerminationGracePeriodElapsed",
               Cat("Not waiting for ", attached.size(),
                   " VolumeAttachments: the termination grace period has elapsed"));
+    SetCondition(claim_name, kConditionVolumesDetached, "False", "TerminationGracePeriodElapsed",
+                 "TerminationGracePeriodElapsed");
+  } else {
+    SetCondition(claim_name, kConditionVolumesDetached, "True", kConditionVolumesDetached, "");
   }
 
   // 6. The instance.
+  SetCondition(claim_name, kConditionInstanceTerminating, "True", kConditionInstanceTerminating,
+               "");
   const absl::Status terminated = deps_.cloud.Delete(*claim);
   if (!cloudprovider::IsNodeClaimNotFound(terminated)) {
     if (!terminated.ok()) return terminated;

@@ -27,6 +27,9 @@
 //      drained), unless the termination deadline has passed;
 //   6. CloudProvider::Delete until NodeClaimNotFound;
 //   7. remove the finalizer.
+// Steps 4-6 keep the NodeClaim's conditions Drained (Unknown/Draining, then True),
+// VolumesDetached (Unknown/AwaitingVolumeDetachment, False/TerminationGracePeriodElapsed or True)
+// and InstanceTerminating (True) as upstream.
 // Every wait is a requeue (AddAfter) computed from Dependencies::clock; nothing sleeps.
 //
 // Thread-safety: see controllers/controller.h; informer handlers only enqueue.
@@ -109,6 +112,11 @@ class TerminationController final : public Controller {
   absl::StatusOr<std::vector<apis::core::Node>> NodesForNodeClaim(
       const apis::v1::NodeClaim& node_claim);
   absl::Status Taint(const std::string& node_name);
+  // Sets a status condition of the NodeClaim (Drained, VolumesDetached, InstanceTerminating) if
+  // it differs; lastTransitionTime moves only when the status does. Best effort: these conditions
+  // inform, they never hold termination back.
+  void SetCondition(const std::string& node_claim_name, std::string_view type,
+                    std::string_view status, std::string_view reason, std::string_view message);
   // One drain step; returns the delay before the next look, or nullopt once drained.
   absl::StatusOr<std::optional<absl::Duration>> Drain(const apis::core::Node& node,
                                                       std::optional<absl::Time> deadline);
