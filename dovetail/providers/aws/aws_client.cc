@@ -79,9 +79,12 @@ absl::StatusOr<HttpResponse> AwsClient::Send(std::string_view api, AwsRequest re
       auto creds = credentials_->Get();
       if (!creds.ok()) {
         count(&ApiStats::errors);
-        return absl::Status(creds.status().code(),
-                            Cat(options_.service.signing_name, ":", api,
-                                ": credentials: ", creds.status().message()));
+        // "No credentials anywhere" must not read as a missing AWS resource.
+        const absl::StatusCode code = absl::IsNotFound(creds.status())
+                                          ? absl::StatusCode::kUnauthenticated
+                                          : creds.status().code();
+        return absl::Status(code, Cat(options_.service.signing_name, ":", api,
+                                      ": credentials: ", creds.status().message()));
       }
       SignRequest(signed_request, *creds,
                   {.region = SigningRegion(options_.service, options_.region),

@@ -10,7 +10,9 @@
 //     backoff: uniform(0, min(max_backoff, base_delay x 2^retry)); throttles use
 //     `throttle_base_delay` (longer, as the SDKs' standard retryer does);
 //   - counters per API: calls, attempts, throttles, retries, errors.
-// Final errors are absl::Status values with the AWS error code kept (errors.h).
+// Final errors are absl::Status values with the AWS error code kept (errors.h); when the
+// credentials provider has no credentials (NotFound) the call fails with kUnauthenticated before
+// anything is sent.
 //
 // Thread-safe: Send() may be called concurrently; the buckets and counters are synchronised and
 // the wait/backoff sleep happens outside every lock.

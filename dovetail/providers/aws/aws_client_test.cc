@@ -173,6 +173,16 @@ TEST_F(AwsClientTest, TransportFailuresAreRetriedThenUnavailable) {
   EXPECT_EQ(client.Stats("DescribeAvailabilityZones").attempts, 2);
 }
 
+TEST_F(AwsClientTest, MissingCredentialsFailBeforeSending) {
+  EnvironmentCredentialsProvider none(MapEnv({}));
+  AwsClient client({.transport = transport_, .credentials = &none, .clock = clock_},
+                   {.service = kEc2, .region = "us-east-1", .endpoint = server_.url()});
+  auto zones = Ec2Client(client).DescribeAvailabilityZones();
+  EXPECT_EQ(zones.status().code(), absl::StatusCode::kUnauthenticated) << zones.status();
+  EXPECT_EQ(requests_.load(), 0);
+  EXPECT_EQ(client.Stats("DescribeAvailabilityZones").errors, 1);
+}
+
 TEST(TokenBucketTest, RefillsWithTheClockUpToTheBurst) {
   FakeClock clock;
   TokenBucket bucket({.qps = 10, .burst = 3}, clock);
