@@ -608,5 +608,60 @@ TEST_F(TerminationE2eTest, WaitsForVolumeAttachmentsBeforeReleasingTheInstance) 
   ExpectTerminated(node);
 }
 
+TEST_F(TerminationE2eTest, ReleasesANotReadyNodeWhoseInstanceIsGoneWithoutDraining) {
+  // A NodeClaim whose instance is gone (its provider id names no kwok Node) and its Node, which no
+  // kubelet (nor kwok) keeps Ready. A do-not-disrupt pod is bound to it: any drain would wait for
+  // it for ever (no terminationGracePeriod).
+  const std::string name = UniqueName("term-e2e-gone");
+  const std::string provider_id =
+      std::string(cloudprovider::kwok::kProviderIdPrefix) + name + "-instance";
+  nodes_.push_back(name);
+  const json claim = {
+      {"apiVersion", "karpenter.sh/v1"},
+      {"kind", "NodeClaim"},
+      {"metadata",
+       {{"name", name},
+        {"labels", {{"karpenter.sh/nodepool", "term-e2e"}}},
+        {"finalizers", {std::string(v1::kTerminationFinalizer)}}}},
+      {"spec",
+       {{"requirements",
+         {{{"key", "node.kubernetes.io/instance-type"}, {"operator", "In"}, {"values", {"x"}}}}},
+        {"nodeClassRef",
+         {{"group", "karpenter.kwok.sh"}, {"kind", "KWOKNodeClass"}, {"name", "default"}}}}}};
+  ASSERT_TRUE(client_->Create(kube::resources::kNodeClaims, "", claim.dump()).ok());
+  const json status = {{"status", {{"providerID", provider_id}, {"nodeName", name}}}};
+  ASSERT_TRUE(client_
+                  ->Patch(kube::resources::kNodeClaims, "", name, kube::PatchType::kMerge,
+                          status.dump(), {}, "status")
+                  .ok());
+  const json node = {{"apiVersion", "v1"},
+                     {"kind", "Node"},
+                     {"metadata",
+                      {{"name", name},
+                       {"labels", {{"karpenter.sh/nodepool", "term-e2e"}}},
+                       {"finalizers", {std::string(v1::kTerminationFinalizer)}}}},
+                     {"spec", {{"providerID", provider_id}}}};
+  ASSERT_TRUE(client_->Create(kube::resources::kNodes, "", node.dump()).ok());
+  WatchDeletion(name);
+  json pod = PodJson("stranded", name);
+  pod["spec"].erase("nodeSelector");
+  pod["spec"]["nodeName"] = name;
+  pod["metadata"]["annotations"] = {{std::string(v1::kDoNotDisruptAnnotationKey), "true"}};
+  CreatePod(pod);
+  // The controller sees both objects linked before the deletion.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::optional<state::StateNode> s = cluster_.Get(provider_id);
+        return s.has_value() && s->node != nullptr && s->node_claim != nullptr;
+      },
+      absl::Seconds(30), kPoll));
+
+  DeleteNodeClaim(name);
+  ExpectTerminated(name);
+  // Released without a drain: never tainted for it, no eviction tried.
+  EXPECT_TRUE(EventNotes("default", name, "FailedDraining").empty());
+  EXPECT_TRUE(EventNotes(ns_, "stranded", "Evicted").empty());
+}
+
 }  // namespace
 }  // namespace dovetail::controllers::termination
