@@ -5,7 +5,8 @@
 // taint the Node, evict its pods in upstream's order through the Eviction API, keep a pod whose
 // PDB allows no disruption until the PDB changes, force-delete do-not-disrupt pods at the
 // NodeClaim's terminationGracePeriod (pods with a long grace period first), wait for the Node's
-// VolumeAttachments, delete the instance, and remove the Node's finalizer before the NodeClaim's.
+// VolumeAttachments, delete the instance, and remove the Node's finalizer before the NodeClaim's;
+// a NotReady Node whose instance is gone is released without a drain.
 //
 // Observation is through watches of our own (informers over the test's namespace, Node and
 // NodeClaim), so every assertion is about the API server's order of events, not about timing.
