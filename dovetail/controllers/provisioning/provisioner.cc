@@ -316,7 +316,17 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
       if (!type->offerings().Available().HasCompatible(t->requirements)) continue;
       t->instance_types.push_back(type);
     }
-    if (t->instance_types.empty()) continue;  // upstream: NoCompatibleInstanceTypes
+    if (t->instance_types.empty()) {
+      kube::ObjectReference ref{.api_version = std::string(v1::kApiVersion),
+                                .kind = std::string(v1::kNodePoolKind),
+                                .ns = "",
+                                .name = pool->metadata.name,
+                                .uid = pool->metadata.uid};
+      (void)deps_.events.Record(
+          ref, "Warning", "NoCompatibleInstanceTypes", "Provisioning",
+          "NodePool requirements filtered out all compatible available instance types");
+      continue;
+    }
     pools[pool->metadata.name] = pool;
     input.pools.push_back(std::move(*t));
   }

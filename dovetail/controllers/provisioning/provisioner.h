@@ -14,7 +14,8 @@
 //   4. NodePools from the provisioner's own NodePool informer: not deleting, not static, not
 //      Ready=False (Ready=True required when Options::require_ready_node_pools), each with the
 //      instance types CloudProvider::GetInstanceTypes returns that intersect its requirements and
-//      have an available compatible offering, and its remaining limits (limits − state usage,
+//      have an available compatible offering (none: a Warning NoCompatibleInstanceTypes event on
+//      the NodePool, which is skipped), and its remaining limits (limits − state usage,
 //      which counts in-flight NodeClaims);
 //   5. DaemonSets from its own DaemonSet informer, as pods built from their templates, and
 //      namespace labels (for namespaceSelector terms) from its own Namespace informer;

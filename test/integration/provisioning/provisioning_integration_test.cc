@@ -104,16 +104,7 @@ class ProvisioningIntegrationTest : public ::testing::Test {
     auto created = client_->Create(kube::resources::kNodePools, "", NodePoolJson(pool_).dump());
     ASSERT_TRUE(created.ok()) << created.status();
     pool_uid_ = nlohmann::json::parse(*created)["metadata"]["uid"];
-    const nlohmann::json ready = {{"status",
-                                   {{"conditions",
-                                     {{{"type", "Ready"},
-                                       {"status", "True"},
-                                       {"reason", "Ready"},
-                                       {"message", ""},
-                                       {"lastTransitionTime", "2026-01-01T00:00:00Z"}}}}}}};
-    auto patched = client_->Patch(kube::resources::kNodePools, "", pool_, kube::PatchType::kMerge,
-                                  ready.dump(), {}, "status");
-    ASSERT_TRUE(patched.ok()) << patched.status();
+    MarkReady(pool_);
 
     provisioner_ = std::make_unique<Provisioner>(
         *deps_, Options{.batch_idle_duration = absl::Milliseconds(200),
@@ -121,6 +112,19 @@ class ProvisioningIntegrationTest : public ::testing::Test {
                         .require_ready_node_pools = true});
     informers_->Start();
     ASSERT_TRUE(informers_->WaitForSync(absl::Now() + absl::Seconds(60)));
+  }
+
+  void MarkReady(const std::string& pool) {
+    const nlohmann::json ready = {{"status",
+                                   {{"conditions",
+                                     {{{"type", "Ready"},
+                                       {"status", "True"},
+                                       {"reason", "Ready"},
+                                       {"message", ""},
+                                       {"lastTransitionTime", "2026-01-01T00:00:00Z"}}}}}}};
+    auto patched = client_->Patch(kube::resources::kNodePools, "", pool, kube::PatchType::kMerge,
+                                  ready.dump(), {}, "status");
+    ASSERT_TRUE(patched.ok()) << patched.status();
   }
 
   std::string Describe() {
@@ -162,6 +166,9 @@ class ProvisioningIntegrationTest : public ::testing::Test {
       (void)client_->Delete(kube::resources::kNodeClaims, "", name);
     }
     (void)client_->Delete(kube::resources::kNodePools, "", pool_);
+    for (const std::string& name : extra_pools_) {
+      (void)client_->Delete(kube::resources::kNodePools, "", name);
+    }
     (void)client_->Delete(kube::resources::kNamespaces, "", ns_);
   }
 
@@ -252,7 +259,8 @@ class ProvisioningIntegrationTest : public ::testing::Test {
   std::string pool_;
   std::string pool_uid_;
   std::vector<std::string> pods_;
-  std::vector<std::string> extra_nodes_;  // Nodes and NodeClaims of that name made by a test
+  std::vector<std::string> extra_nodes_;
+  std::vector<std::string> extra_pools_;  // Nodes and NodeClaims of that name made by a test
 };
 
 TEST_F(ProvisioningIntegrationTest, CreatesNodeClaimsForPendingPodsAndHoldsLimitsAcrossBatches) {
@@ -370,9 +378,17 @@ TEST_F(ProvisioningIntegrationTest, IgnoresPodsOutsideItsRulesAndExplainsUnplace
   pods_.push_back("quiet");
   // Too large for any 4-vCPU type: the solver's reason in the event.
   CreatePendingPod("huge", "16");
+  // A pool no instance type satisfies (no 3-vCPU types): skipped, with an event on the pool.
+  const std::string empty_pool = UniqueName("prov-it-none");
+  nlohmann::json empty = NodePoolJson(empty_pool);
+  empty["spec"]["template"]["spec"]["requirements"][0]["values"] = {"3"};
+  ASSERT_TRUE(client_->Create(kube::resources::kNodePools, "", empty.dump()).ok());
+  extra_pools_.push_back(empty_pool);
+  MarkReady(empty_pool);
   ASSERT_TRUE(provisioner_->StartInformers(absl::Now() + absl::Seconds(30)));
   ASSERT_TRUE(WaitFor([&] {
     return provisioner_->node_pools().store().Get(pool_) != nullptr &&
+           provisioner_->node_pools().store().Get(empty_pool) != nullptr &&
            informers_->pods().store().Get(ns_ + "/huge") != nullptr &&
            informers_->pods().store().Get(ns_ + "/huge")->unschedulable;
   }));
@@ -384,6 +400,18 @@ TEST_F(ProvisioningIntegrationTest, IgnoresPodsOutsideItsRulesAndExplainsUnplace
   EXPECT_TRUE(
       WaitFor([&] { return HasEvent("huge", "FailedScheduling", "Failed to schedule pod, "); }));
   EXPECT_TRUE(PodEvents("quiet").empty());
+  EXPECT_TRUE(WaitFor([&] {
+    auto list = client_->List(kube::resources::kEvents, "default");
+    if (!list.ok()) return false;
+    const nlohmann::json body = nlohmann::json::parse(list->body);
+    for (const auto& item : body["items"]) {
+      if (item["regarding"].value("name", "") == empty_pool &&
+          item.value("reason", "") == "NoCompatibleInstanceTypes") {
+        return true;
+      }
+    }
+    return false;
+  }));
 }
 
 TEST_F(ProvisioningIntegrationTest, ProvisionsForThePodsOfANodeMarkedForDeletion) {
