@@ -153,7 +153,7 @@ std::string CanonicalRequest(const AwsRequest& request, const SigningParams& par
   std::string canonical_headers;
   std::string names;
   for (const auto& [name, value] : headers) {
-    canonical_headers += name + ":" + value + "\n";
+    CatTo(&canonical_headers, name, ":", value, "\n");
     if (!names.empty()) names.push_back(';');
     names += name;
   }

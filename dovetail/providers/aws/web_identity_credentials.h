@@ -18,7 +18,7 @@ inline constexpr std::string_view kStsApiVersion = "2011-06-15";
 class WebIdentityCredentialsProvider final : public CredentialsProvider {
  public:
   // `sts` must outlive the provider.
-  WebIdentityCredentialsProvider(AwsClient& sts, EnvLookup env = ProcessEnv())
+  explicit WebIdentityCredentialsProvider(AwsClient& sts, EnvLookup env = ProcessEnv())
       : sts_(sts), env_(std::move(env)) {}
 
   // NotFound unless both AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE are set; FailedPrecondition
