@@ -146,6 +146,30 @@ TEST(WebIdentityCredentialsTest, NotConfiguredIsNotFoundAndMissingTokenFileFails
             absl::StatusCode::kFailedPrecondition);
 }
 
+TEST(DefaultCredentialsChainTest, EnvironmentBeforeFilesAndNothingIsNotFound) {
+  HttpTransport transport;
+  FakeClock clock;
+  AwsClient sts({.transport = transport, .clock = clock},
+                {.service = kSts, .region = "us-east-1", .endpoint = "http://127.0.0.1:1"});
+  std::string creds = WriteTemp("chain-credentials",
+                                "[default]\naws_access_key_id = FILE\naws_secret_access_key = F\n");
+  auto files_only =
+      MapEnv({{"AWS_SHARED_CREDENTIALS_FILE", creds}, {"AWS_CONFIG_FILE", "/nonexistent"}});
+  auto from_file = DefaultCredentialsChain(sts, clock, files_only)->Get();
+  ASSERT_TRUE(from_file.ok()) << from_file.status();
+  EXPECT_EQ(from_file->access_key_id, "FILE");
+
+  auto both = MapEnv({{"AWS_SHARED_CREDENTIALS_FILE", creds},
+                      {"AWS_ACCESS_KEY_ID", "ENV"},
+                      {"AWS_SECRET_ACCESS_KEY", "E"}});
+  EXPECT_EQ(DefaultCredentialsChain(sts, clock, both)->Get()->access_key_id, "ENV");
+
+  auto nothing = MapEnv(
+      {{"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"}, {"AWS_CONFIG_FILE", "/nonexistent"}});
+  EXPECT_EQ(DefaultCredentialsChain(sts, clock, nothing)->Get().status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 TEST(EndpointsTest, ExplicitThenServiceEnvThenGlobalEnvThenDefault) {
   EndpointOverrides explicit_ec2{{"ec2", "http://127.0.0.1:5000/"}};
   auto env = MapEnv(

@@ -48,4 +48,14 @@ absl::StatusOr<AwsCredentials> WebIdentityCredentialsProvider::Get() {
   return out;
 }
 
+std::unique_ptr<CredentialsProvider> DefaultCredentialsChain(AwsClient& sts, const Clock& clock,
+                                                             const EnvLookup& env) {
+  std::vector<std::unique_ptr<CredentialsProvider>> chain;
+  chain.push_back(std::make_unique<EnvironmentCredentialsProvider>(env));
+  chain.push_back(std::make_unique<WebIdentityCredentialsProvider>(sts, env));
+  chain.push_back(std::make_unique<ProfileCredentialsProvider>(env));
+  return std::make_unique<CachingCredentialsProvider>(
+      std::make_unique<ChainCredentialsProvider>(std::move(chain)), clock);
+}
+
 }  // namespace dovetail::providers::aws

@@ -5,6 +5,7 @@
 // Thread-safe.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -30,5 +31,11 @@ class WebIdentityCredentialsProvider final : public CredentialsProvider {
   AwsClient& sts_;
   EnvLookup env_;
 };
+
+// The SDKs' default chain, cached: environment, then web identity (through `sts`, which must
+// outlive the result), then the shared config/credentials files; refreshed 5 minutes before the
+// credentials expire.
+std::unique_ptr<CredentialsProvider> DefaultCredentialsChain(AwsClient& sts, const Clock& clock,
+                                                             const EnvLookup& env = ProcessEnv());
 
 }  // namespace dovetail::providers::aws
