@@ -5,6 +5,7 @@
 #include "dovetail/controllers/nodeclaim/garbage_collection_controller.h"
 #include "dovetail/controllers/nodeclaim/lifecycle_controller.h"
 #include "dovetail/controllers/provisioning/provisioner.h"
+#include "dovetail/controllers/termination/termination_controller.h"
 #include "dovetail/operator/operator.h"
 
 namespace dovetail::op {
@@ -14,6 +15,7 @@ std::vector<std::unique_ptr<controllers::Controller>> BuildControllers(
   std::vector<std::unique_ptr<controllers::Controller>> out;
   out.push_back(std::make_unique<controllers::nodeclaim::LifecycleController>(deps));
   out.push_back(std::make_unique<controllers::nodeclaim::GarbageCollectionController>(deps));
+  out.push_back(std::make_unique<controllers::termination::TerminationController>(deps));
   controllers::provisioning::Options provisioning;
   provisioning.batch_idle_duration = options.batch_idle_duration;
   provisioning.batch_max_duration = options.batch_max_duration;
