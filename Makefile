@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build release asan k8s test test-unit test-integration test-e2e test-asan demo bench format lint clean
+.PHONY: all deps build release asan k8s test test-unit test-integration test-e2e test-asan demo bench bench-e2e format lint clean
 
 all: build
 
@@ -45,12 +45,17 @@ test-e2e: build k8s
 test-asan: asan
 	@ctest --preset asan -j $(JOBS)
 
-# The main job. Until the controller lands (issue 5) it plans the example workloads offline.
+# The main job: `dovetail simulate` on examples/simulate, then a live local cluster autoscaled by
+# `dovetail controller` (scripts/demo_cluster.py; DEMO_SIMULATE_ONLY=1 skips it).
 demo: release
 	@scripts/demo
 
 bench: release
 	@scripts/bench
+
+# End-to-end provisioning benchmark: 1,000 pending pods to Running on the local cluster.
+bench-e2e: release k8s
+	@python3 bench/e2e/scale_bench.py --pods 1000 --json build/release/bench-results/scale_bench.json
 
 format:
 	@git ls-files '*.h' '*.cc' | xargs clang-format -i

@@ -79,9 +79,13 @@ class Demo:
         if self.log:
             self.log.close()
 
-    def wait(self, what, predicate, timeout):
+    def wait(self, what, predicate, timeout, progress=None):
         deadline = time.monotonic() + timeout
+        last = 0.0
         while time.monotonic() < deadline:
+            if progress and time.monotonic() - last >= 2:
+                print(f"  {progress()}", flush=True)
+                last = time.monotonic()
             if self.controller and self.controller.poll() is not None:
                 raise RuntimeError(f"dovetail controller exited ({self.controller.returncode}) while waiting for {what}")
             if predicate():
@@ -98,6 +102,18 @@ class Demo:
         running = [p for p in pods if p["status"].get("phase") == "Running" and
                    not p["metadata"].get("deletionTimestamp")]
         return len(running) >= expected
+
+    def progress(self):
+        pods = self.pods()
+        phases = {}
+        for p in pods:
+            phases[p["status"].get("phase", "?")] = phases.get(p["status"].get("phase", "?"), 0) + 1
+        claims = self.kj("get", "nodeclaims")["items"]
+        ready = sum(1 for c in claims for cond in c.get("status", {}).get("conditions", [])
+                    if cond.get("type") == "Ready" and cond.get("status") == "True")
+        summary = ", ".join(f"{k} {v}" for k, v in sorted(phases.items())) or "none created yet"
+        return (f"pods {summary}; "
+                f"NodeClaims {len(claims)} ({ready} ready)")
 
     def report(self):
         claims = self.kj("get", "nodeclaims")["items"]
@@ -130,9 +146,10 @@ class Demo:
             self.start_controller()
             t0 = time.monotonic()
             self.k("apply", "-f", os.path.join(ROOT, "examples/demo/workload.yaml"))
-            expected = 24 + 8
+            expected = 40 + 10
             print(f"Applied examples/demo: {expected} pending pods; waiting for all to run ...")
-            self.wait("every pod Running", lambda: self.all_running(expected), self.timeout)
+            self.wait("every pod Running", lambda: self.all_running(expected), self.timeout,
+                      progress=self.progress)
             print(f"All {expected} pods Running after {time.monotonic() - t0:.1f} s")
             claims = self.report()
 
@@ -148,6 +165,9 @@ class Demo:
             print(f"{victim} terminated and every pod Running again after {time.monotonic() - t1:.1f} s")
             self.report()
             ok = True
+        except KeyboardInterrupt:
+            print("\ndemo: interrupted; tearing everything down", file=sys.stderr)
+            keep = False
         except RuntimeError as e:
             print(f"demo: {e}", file=sys.stderr)
             if self.log:
