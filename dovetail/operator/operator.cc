@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <map>
 #include <utility>
 
 #include "absl/random/random.h"
@@ -159,6 +160,35 @@ void Operator::CollectStateMetrics() {
       .NewGauge("karpenter_cluster_state_node_count",
                 "Nodes and NodeClaims the cluster state tracks.")
       .Set({}, static_cast<double>(cluster_->size()));
+  // Pods by phase and NodePool (of the node they are bound to; "" when unbound or unmanaged):
+  // upstream's name, with low-cardinality labels instead of one series per pod.
+  std::map<std::string, std::string> pool_of_node;
+  for (const state::StateNode& n : cluster_->Nodes()) pool_of_node[n.Name()] = n.NodePool();
+  auto phase_name = [](apis::core::PodPhase phase) -> std::string {
+    switch (phase) {
+      case apis::core::PodPhase::kPending:
+        return "Pending";
+      case apis::core::PodPhase::kRunning:
+        return "Running";
+      case apis::core::PodPhase::kSucceeded:
+        return "Succeeded";
+      case apis::core::PodPhase::kFailed:
+        return "Failed";
+      case apis::core::PodPhase::kUnknown:
+        return "Unknown";
+    }
+    return "Unknown";
+  };
+  std::map<metrics::LabelValues, double> pods;
+  informers_->pods().store().ForEach([&](const kube::PodInfo& pod) {
+    auto it = pool_of_node.find(pod.node_name);
+    const std::string pool = it == pool_of_node.end() ? "" : it->second;
+    ++pods[metrics::LabelValues{phase_name(pod.phase), pool}];
+  });
+  metrics_
+      .NewGauge("karpenter_pods_state", "Pods by phase and by the NodePool of their node.",
+                {"phase", "nodepool"})
+      .Replace(std::move(pods));
 }
 
 absl::Status Operator::Run(absl::Duration sync_timeout) {

@@ -13,6 +13,8 @@ etcd, kube-scheduler, kube-controller-manager, kwok).
      runs, and there is no duplicate instance and no orphan (Nodes and NodeClaims match 1:1).
   4. Deleting a NodeClaim drains and removes its Node; every pod runs again (on a replacement).
   5. SIGTERM stops the controller cleanly (exit 0).
+Along the way: /readyz and /metrics (karpenter_pods_state, karpenter_nodeclaims_created_total,
+karpenter_provisioner_scheduling_duration_seconds) on the ports the controller logs.
 
 Usage: controller_e2e_test.py DOVETAIL_BINARY. Needs KUBECONFIG and DOVETAIL_K8S_BIN (set by
 dovetail_kube_test). Prints `N passed, M failed` last; exits non-zero if anything failed.
@@ -25,6 +27,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -242,6 +245,30 @@ def main() -> int:
             print("      ", kubectl("get", "ds", "agent", "-n", NS, "-o", "wide").stdout)
         pending = [p["metadata"]["name"] for p in app_pods() if p["status"].get("phase") != "Running"]
         check("no pod of the Deployment is left pending", not pending, str(pending[:5]))
+
+        # /metrics and /readyz on the ports the controller logged.
+        ports = {}
+        for line in open(log_path):
+            if '"message":"serving"' in line:
+                entry = json.loads(line)
+                ports = {"metrics": entry.get("metricsPort"), "health": entry.get("healthProbePort")}
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{ports.get('health')}/readyz", timeout=5) as r:
+                check("/readyz answers 200 once synced", r.status == 200, str(r.status))
+            with urllib.request.urlopen(f"http://127.0.0.1:{ports.get('metrics')}/metrics", timeout=5) as r:
+                text = r.read().decode()
+            running = sum(float(l.split()[-1]) for l in text.splitlines()
+                          if l.startswith("karpenter_pods_state{") and 'phase="Running"' in l and
+                          f'nodepool="{POOL}"' in l)
+            check("karpenter_pods_state counts the running pods on the NodePool's nodes",
+                  running >= REPLICAS, str(running))
+            created = sum(float(l.split()[-1]) for l in text.splitlines()
+                          if l.startswith("karpenter_nodeclaims_created_total{") and f'nodepool="{POOL}"' in l)
+            check("karpenter_nodeclaims_created_total counts the NodeClaims", created >= len(cs), str(created))
+            check("karpenter_provisioner_scheduling_duration_seconds is exported",
+                  "karpenter_provisioner_scheduling_duration_seconds_count" in text)
+        except OSError as e:
+            check("/metrics and /readyz are served", False, f"{ports}: {e}")
 
         kubectl("apply", "-f", "-", stdin=HUGE_POD)
 
