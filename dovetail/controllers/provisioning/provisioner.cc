@@ -370,6 +370,7 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
   int64_t nominated = 0, created = 0, create_errors = 0, limit_rejections = 0;
 
   // 4. New NodeClaims.
+  std::vector<std::pair<const core::Pod*, std::string>> nominated_events;
   for (const solver::NewNodeClaim& planned : plan.node_claims) {
     auto pool_it = pools.find(planned.pool);
     if (pool_it == pools.end()) continue;  // cannot happen: the plan only names input pools
@@ -412,9 +413,12 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     deps_.cluster.Nominate(state::UnlaunchedNodeClaimKey(name), nomination);
     for (const core::Pod* pod : planned.pods) {
       ++nominated;
-      RecordPodEvent(*pod, "Normal", kNominated, "Nominate",
-                     absl::StrCat("Pod should schedule on: nodeclaim/", name));
+      nominated_events.emplace_back(pod, absl::StrCat("Pod should schedule on: nodeclaim/", name));
     }
+  }
+  // Events after every NodeClaim exists: each is an API call, and launches should not wait.
+  for (const auto& [pod, note] : nominated_events) {
+    RecordPodEvent(*pod, "Normal", kNominated, "Nominate", note);
   }
 
   // 5. Existing and in-flight nodes.
