@@ -1,9 +1,11 @@
 #include "dovetail/controllers/provisioning/provisioner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -369,20 +371,54 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
           : std::max(2 * options_.batch_max_duration, absl::Seconds(10));
   int64_t nominated = 0, created = 0, create_errors = 0, limit_rejections = 0;
 
-  // 4. New NodeClaims.
+  // 4. New NodeClaims. Limits are checked in plan order against the pool's usage plus the claims
+  // accepted before (an unlaunched claim counts its requests, as in the cluster state); the
+  // accepted claims are then created concurrently (each create is an API round trip) and recorded
+  // in plan order.
   std::vector<std::pair<const core::Pod*, std::string>> nominated_events;
+  struct Pending {
+    const solver::NewNodeClaim* planned;
+    const v1::NodePool* pool;
+    v1::NodeClaim claim;
+    absl::StatusOr<std::string> response = absl::UnknownError("not sent");
+  };
+  std::vector<Pending> to_create;
+  absl::flat_hash_map<std::string, ResourceList> usage;
   for (const solver::NewNodeClaim& planned : plan.node_claims) {
     auto pool_it = pools.find(planned.pool);
     if (pool_it == pools.end()) continue;  // cannot happen: the plan only names input pools
     const v1::NodePool& pool = *pool_it->second;
-    if (LimitsExceeded(pool, deps_.cluster.NodePoolUsage(pool.metadata.name))) {
+    auto [u, inserted] = usage.try_emplace(pool.metadata.name);
+    if (inserted) u->second = deps_.cluster.NodePoolUsage(pool.metadata.name);
+    if (LimitsExceeded(pool, u->second)) {
       ++limit_rejections;
       continue;
     }
     v1::NodeClaim claim =
         BuildNodeClaim(pool, planned, {.min_values_strict = options_.min_values_strict});
-    absl::StatusOr<std::string> response =
-        deps_.client.Create(kube::resources::kNodeClaims, "", core::EncodeJson(claim).dump());
+    u->second = cloudprovider::AddResources(u->second, claim.spec.resources.requests);
+    u->second["nodes"] += Quantity::FromUnits(1);
+    to_create.push_back({&planned, &pool, std::move(claim)});
+  }
+  {
+    constexpr size_t kMaxParallelCreates = 16;
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      for (size_t i = next++; i < to_create.size(); i = next++) {
+        to_create[i].response = deps_.client.Create(kube::resources::kNodeClaims, "",
+                                                    core::EncodeJson(to_create[i].claim).dump());
+      }
+    };
+    std::vector<std::thread> threads;
+    const size_t n = std::min(kMaxParallelCreates, to_create.size());
+    for (size_t t = 1; t < n; ++t) threads.emplace_back(worker);
+    worker();
+    for (std::thread& t : threads) t.join();
+  }
+  for (Pending& p : to_create) {
+    const solver::NewNodeClaim& planned = *p.planned;
+    const v1::NodePool& pool = *p.pool;
+    const absl::StatusOr<std::string>& response = p.response;
     if (!response.ok()) {
       ++create_errors;
       AddError(response.status());
