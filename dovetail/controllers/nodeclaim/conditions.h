@@ -19,6 +19,20 @@ inline constexpr std::string_view kConditionLaunched = "Launched";
 inline constexpr std::string_view kConditionRegistered = "Registered";
 inline constexpr std::string_view kConditionInitialized = "Initialized";
 inline constexpr std::string_view kConditionReady = "Ready";
+// Disruption conditions (not dependents of Ready; reference §2.6, §2.8, §2.9).
+// Consolidatable=True once consolidateAfter has passed since the last pod event (or since
+// initialization); removed when consolidateAfter is Never or the claim is not initialized.
+inline constexpr std::string_view kConditionConsolidatable = "Consolidatable";
+// Drifted=True with the drift reason below (or the provider's reason from IsDrifted).
+inline constexpr std::string_view kConditionDrifted = "Drifted";
+// DisruptionReason=True(reason = Empty | Underutilized | Drifted | ...) while a disruption command
+// holds the claim (set with the karpenter.sh/disrupted taint, cleared on rollback).
+inline constexpr std::string_view kConditionDisruptionReason = "DisruptionReason";
+
+// Drift reasons.
+inline constexpr std::string_view kReasonNodePoolDrifted = "NodePoolDrifted";
+inline constexpr std::string_view kReasonRequirementsDrifted = "RequirementsDrifted";
+inline constexpr std::string_view kReasonInstanceTypeNotFound = "InstanceTypeNotFound";
 
 // Reasons (upstream's).
 inline constexpr std::string_view kReasonAwaitingReconciliation = "AwaitingReconciliation";
