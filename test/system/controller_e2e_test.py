@@ -23,61 +23,20 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
 import time
 import urllib.request
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-KUBECTL = str(Path(os.environ.get("DOVETAIL_K8S_BIN", "")) / "kubectl")
-KUBECONFIG = os.environ.get("KUBECONFIG", "")
+from e2e_common import (ControllerProcess, Tally, apply_crds, check, condition, cpu_millis, get,
+                        kubectl, wait_for)
+
 RUN_ID = uuid.uuid4().hex[:6]
 NS = f"dovetail-e2e-{RUN_ID}"
 POOL = f"e2e-{RUN_ID}"
 REPLICAS = 200
 SCALED = 240
-DEADLINE_S = float(os.environ.get("DOVETAIL_E2E_DEADLINE", "180"))
-
-passed = 0
-failed = 0
-
-
-def check(name: str, ok: bool, detail: str = "") -> bool:
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok    {name}")
-    else:
-        failed += 1
-        print(f"FAIL  {name}{': ' + detail if detail else ''}")
-    return ok
-
-
-def kubectl(*args: str, check_rc: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:
-    r = subprocess.run([KUBECTL, *args], input=stdin, capture_output=True, text=True, timeout=60)
-    if check_rc and r.returncode != 0:
-        raise AssertionError(f"kubectl {' '.join(args)} failed ({r.returncode}): {r.stderr.strip()}")
-    return r
-
-
-def get(*args: str) -> dict:
-    return json.loads(kubectl("get", *args, "-o", "json").stdout)
-
-
-def wait_for(what: str, predicate, controller: subprocess.Popen, timeout: float = DEADLINE_S) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if controller.poll() is not None:
-            print(f"controller exited with {controller.returncode} while waiting for {what}")
-            return False
-        if predicate():
-            return True
-        time.sleep(0.5)
-    print(f"timed out after {timeout:.0f}s waiting for {what}")
-    return False
 
 
 def app_pods() -> list[dict]:
@@ -96,17 +55,6 @@ replicas = REPLICAS
 def claims() -> list[dict]:
     return [c for c in get("nodeclaims")["items"]
             if c["metadata"].get("labels", {}).get("karpenter.sh/nodepool") == POOL]
-
-
-def condition(obj: dict, kind: str) -> str:
-    for c in obj.get("status", {}).get("conditions", []):
-        if c.get("type") == kind:
-            return c.get("status", "")
-    return ""
-
-
-def cpu_millis(q: str) -> int:
-    return int(q[:-1]) if q.endswith("m") else int(float(q) * 1000)
 
 
 NODEPOOL = f"""
@@ -185,21 +133,12 @@ def main() -> int:
         return 2
     global replicas
     binary = sys.argv[1]
-    kubectl("apply", "-f", str(ROOT / "charts/dovetail/crds"))
-    for crd in ("nodepools.karpenter.sh", "nodeclaims.karpenter.sh"):
-        kubectl("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=60s")
+    apply_crds()
     kubectl("create", "namespace", NS)
     kubectl("apply", "-f", "-", stdin=NODEPOOL)
     log_path = Path(os.environ.get("DOVETAIL_E2E_LOG_DIR", "/tmp")) / f"dovetail-controller-{RUN_ID}.log"
-    log = open(log_path, "w")
-
-    def start():
-        return subprocess.Popen(
-            [binary, "controller", "--kubeconfig", KUBECONFIG, "--disable-leader-election",
-             "--metrics-port", "0", "--health-probe-port", "0",
-             "--batch-idle-duration", "500ms", "--batch-max-duration", "3s"],
-            stdout=log, stderr=subprocess.STDOUT)
-    controller = start()
+    process = ControllerProcess(binary, log_path)
+    controller = process.start()
     print(f"controller pid {controller.pid}, log {log_path}")
     kubectl("apply", "-f", "-", stdin=DAEMONSET)
     try:
@@ -287,9 +226,7 @@ def main() -> int:
         launched = wait_for("a NodeClaim for the scale-up",
                             lambda: bool({c["metadata"]["name"] for c in claims()} - before), controller, timeout=120)
         check("the scale-up launches a NodeClaim", launched)
-        controller.kill()
-        controller.wait()
-        controller = start()
+        controller = process.kill9_and_restart()
         print(f"killed with SIGKILL and restarted: controller pid {controller.pid}")
         check("after kill -9 and a restart every pod runs", wait_for("all pods Running", all_running, controller))
 
@@ -318,20 +255,14 @@ def main() -> int:
             if check("every pod runs again", wait_for("all pods Running again", all_running, controller)):
                 print(f"      ({time.monotonic() - t1:.1f} s from delete to all Running again)")
     finally:
-        controller.send_signal(signal.SIGTERM)
-        try:
-            rc = controller.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            controller.kill()
-            rc = None
-        log.close()
+        rc = process.stop()
         check("SIGTERM stops the controller with exit status 0", rc == 0, str(rc))
         kubectl("delete", "deployment", "e2e", "-n", NS, "--wait=false", check_rc=False)
-        if failed:
+        if Tally.failed:
             print(f"--- controller log ({log_path}), last 40 lines:")
-            print("".join(open(log_path).readlines()[-40:]))
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+            print(process.tail())
+    print(f"{Tally.passed} passed, {Tally.failed} failed")
+    return 1 if Tally.failed else 0
 
 
 if __name__ == "__main__":

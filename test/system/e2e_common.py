@@ -1,0 +1,117 @@
+"""Helpers shared by the system tests: kubectl, checks with a pass/fail tally, polling while the
+controller runs, and the controller process itself (the `dovetail` binary, JSON log to a file).
+
+Needs KUBECONFIG and DOVETAIL_K8S_BIN (set by dovetail_kube_test).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+KUBECTL = str(Path(os.environ.get("DOVETAIL_K8S_BIN", "")) / "kubectl")
+KUBECONFIG = os.environ.get("KUBECONFIG", "")
+DEADLINE_S = float(os.environ.get("DOVETAIL_E2E_DEADLINE", "180"))
+
+
+class Tally:
+    passed = 0
+    failed = 0
+
+
+def check(name: str, ok: bool, detail: str = "") -> bool:
+    if ok:
+        Tally.passed += 1
+        print(f"ok    {name}", flush=True)
+    else:
+        Tally.failed += 1
+        print(f"FAIL  {name}{': ' + detail if detail else ''}", flush=True)
+    return ok
+
+
+def kubectl(*args: str, check_rc: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:
+    r = subprocess.run([KUBECTL, *args], input=stdin, capture_output=True, text=True, timeout=60)
+    if check_rc and r.returncode != 0:
+        raise AssertionError(f"kubectl {' '.join(args)} failed ({r.returncode}): {r.stderr.strip()}")
+    return r
+
+
+def get(*args: str) -> dict:
+    return json.loads(kubectl("get", *args, "-o", "json").stdout)
+
+
+def condition(obj: dict, kind: str) -> str:
+    for c in obj.get("status", {}).get("conditions", []) or []:
+        if c.get("type") == kind:
+            return c.get("status", "")
+    return ""
+
+
+def cpu_millis(q: str) -> int:
+    return int(q[:-1]) if q.endswith("m") else int(float(q) * 1000)
+
+
+def apply_crds() -> None:
+    kubectl("apply", "-f", str(ROOT / "charts/dovetail/crds"))
+    for crd in ("nodepools.karpenter.sh", "nodeclaims.karpenter.sh"):
+        kubectl("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=60s")
+
+
+class ControllerProcess:
+    """`dovetail controller` with the kwok provider, restartable, logging to one file."""
+
+    def __init__(self, binary: str, log_path: Path, extra_args: list[str] | None = None):
+        self.binary = binary
+        self.log_path = log_path
+        self.extra_args = extra_args or []
+        self.log = open(log_path, "w")
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> subprocess.Popen:
+        self.proc = subprocess.Popen(
+            [self.binary, "controller", "--kubeconfig", KUBECONFIG, "--disable-leader-election",
+             "--metrics-port", "0", "--health-probe-port", "0",
+             "--batch-idle-duration", "500ms", "--batch-max-duration", "3s", *self.extra_args],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        return self.proc
+
+    def kill9_and_restart(self) -> subprocess.Popen:
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait()
+        return self.start()
+
+    def stop(self) -> int | None:
+        """SIGTERM; the exit status, or None when it had to be killed."""
+        if self.proc is None:
+            return None
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = None
+        self.log.close()
+        return rc
+
+    def tail(self, lines: int = 40) -> str:
+        return "".join(open(self.log_path).readlines()[-lines:])
+
+
+def wait_for(what: str, predicate, controller: subprocess.Popen | ControllerProcess | None,
+             timeout: float = DEADLINE_S, interval: float = 0.5) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        proc = controller.proc if isinstance(controller, ControllerProcess) else controller
+        if proc is not None and proc.poll() is not None:
+            print(f"controller exited with {proc.returncode} while waiting for {what}")
+            return False
+        if predicate():
+            return True
+        time.sleep(interval)
+    print(f"timed out after {timeout:.0f}s waiting for {what}")
+    return False
