@@ -1,0 +1,232 @@
+// The orchestration queue of voluntary disruption (reference §2.8.12): carries out the Commands
+// the DisruptionController decided, replacements first.
+//
+// StartCommand (synchronous, on the caller's thread):
+//   1. refuses a command one of whose candidates is already held by the queue (AlreadyExists);
+//   2. taints each candidate Node karpenter.sh/disrupted:NoSchedule and sets the candidate
+//      NodeClaim's condition DisruptionReason=True (reason Empty | Underutilized | Drifted). For a
+//      pure delete a candidate that cannot be tainted is dropped from the command (its writes are
+//      undone); for a replace any failure aborts the command;
+//   3. creates the replacement NodeClaims (provisioning::BuildNodeClaim with the candidate's
+//      NodePool) and puts each into the cluster state at once, so provisioning counts it as
+//      capacity; a failed create deletes the replacements already created, undoes step 2 and
+//      aborts;
+//   4. only then marks the candidates for deletion in the cluster state (provisioning now plans
+//      room for their pods, which the replacements provide) and nominates the replacements;
+//   5. queues the command with a deadline of now + CommandTimeout(queued commands).
+// The worker (Start/Stop, or Reconcile() driven by tests) looks at every queued command each
+// `poll`; commands wait in parallel. Decide() says what to do: when every replacement NodeClaim is
+// Initialized, the candidate NodeClaims are deleted (event DisruptionTerminating on the Node and
+// NodeClaim; karpenter_nodeclaims_disrupted_total) and the termination controller drains them;
+// while replacements launch, DisruptionLaunching then DisruptionWaitingReadiness events go to the
+// candidate NodeClaims; a replacement that is deleted (confirmed with the API server), or the
+// deadline passing, rolls the command back: untaint, clear the condition, unmark
+// (karpenter_voluntary_disruption_queue_failures_total). Rollback writes that fail are retried on
+// the next poll; the candidates stay held until they succeed.
+//
+// The queue's writes go through QueueWriter (KubeQueueWriter in production) so the bookkeeping is
+// unit-tested with a fake. Thread-safe: StartCommand, Held, size and stats from any thread;
+// Reconcile is serialised internally.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "dovetail/apis/v1/nodeclaim.h"
+#include "dovetail/apis/v1/nodepool.h"
+#include "dovetail/common/clock.h"
+#include "dovetail/controllers/disruption/disruption.h"
+#include "dovetail/kube/event_recorder.h"
+#include "dovetail/metrics/registry.h"
+#include "dovetail/state/cluster.h"
+
+namespace dovetail::controllers::disruption {
+
+// Event reasons of the queue (reference §3.4).
+inline constexpr std::string_view kEventDisruptionLaunching = "DisruptionLaunching";
+inline constexpr std::string_view kEventDisruptionWaitingReadiness = "DisruptionWaitingReadiness";
+inline constexpr std::string_view kEventDisruptionTerminating = "DisruptionTerminating";
+
+struct QueueOptions {
+  absl::Duration poll = absl::Seconds(1);  // how often queued commands are looked at
+  // Deadline of a command: clamp(per_command × queued commands, min_timeout, max_timeout).
+  absl::Duration timeout_per_command = absl::Milliseconds(80);
+  absl::Duration min_timeout = absl::Minutes(10);
+  absl::Duration max_timeout = absl::Hours(1);
+  // How long the replacements stay nominated (disruption does not pick them meanwhile).
+  absl::Duration nomination = absl::Seconds(20);
+  bool min_values_strict = true;  // MIN_VALUES_POLICY for the replacement NodeClaims
+};
+
+// clamp(timeout_per_command × queued_commands, min_timeout, max_timeout).
+absl::Duration CommandTimeout(size_t queued_commands, const QueueOptions& options);
+
+// "Underutilized" | "Empty" | "Drifted": the DisruptionReason condition's reason.
+std::string_view ReasonName(apis::v1::DisruptionReason reason);
+// The metrics' lowercase reason label: "underutilized" | "empty" | "drifted".
+std::string ReasonLabel(apis::v1::DisruptionReason reason);
+
+// What the queue knows of one replacement NodeClaim.
+struct ReplacementState {
+  std::string name;
+  bool exists = false;    // still in the cluster state (or, when not, on the API server)
+  bool deleting = false;  // has a deletion timestamp
+  bool launched = false;  // has a provider id
+  bool initialized = false;
+};
+
+enum class QueueAction { kWaitLaunch, kWaitReadiness, kTerminate, kRollback };
+struct QueueDecision {
+  QueueAction action = QueueAction::kWaitLaunch;
+  std::string reason;  // for kRollback: why
+};
+
+// A replacement gone or deleting ⇒ rollback; every replacement initialized ⇒ terminate (also
+// past the deadline); past the deadline ⇒ rollback; some not launched ⇒ wait launch; else wait
+// readiness. A command without replacements terminates at once.
+QueueDecision Decide(std::span<const ReplacementState> replacements, absl::Time now,
+                     absl::Time deadline);
+
+// The writes the queue (and the controller's crash recovery) make. Implementations are idempotent:
+// NotFound on undo operations is success.
+class QueueWriter {
+ public:
+  virtual ~QueueWriter() = default;
+  // Adds karpenter.sh/disrupted:NoSchedule to the Node.
+  virtual absl::Status Taint(const std::string& node) = 0;
+  // Removes every karpenter.sh/disrupted taint from the Node.
+  virtual absl::Status Untaint(const std::string& node) = 0;
+  // Sets DisruptionReason=True(reason) on the NodeClaim's status.
+  virtual absl::Status SetDisruptionReason(const std::string& node_claim,
+                                           std::string_view reason) = 0;
+  // Removes the DisruptionReason condition.
+  virtual absl::Status ClearDisruptionReason(const std::string& node_claim) = 0;
+  // Returns the stored object.
+  virtual absl::StatusOr<apis::v1::NodeClaim> CreateNodeClaim(const apis::v1::NodeClaim& claim) = 0;
+  // NotFound is success; `uid` (when not empty) is a precondition.
+  virtual absl::Status DeleteNodeClaim(const std::string& name, const std::string& uid) = 0;
+  // Whether the NodeClaim exists and is not being deleted, asked of the API server.
+  virtual absl::StatusOr<bool> NodeClaimAlive(const std::string& name) = 0;
+  // Best effort (rate-limited events are dropped).
+  virtual void Event(const kube::ObjectReference& regarding, std::string_view type,
+                     std::string_view reason, std::string_view note) = 0;
+};
+
+// QueueWriter over kube::Client: read-modify-write merge patches with resourceVersion
+// preconditions, retried on conflict.
+class KubeQueueWriter final : public QueueWriter {
+ public:
+  KubeQueueWriter(kube::Client& client, kube::EventRecorder& events, const Clock& clock)
+      : client_(client), events_(events), clock_(clock) {}
+  absl::Status Taint(const std::string& node) override;
+  absl::Status Untaint(const std::string& node) override;
+  absl::Status SetDisruptionReason(const std::string& node_claim, std::string_view reason) override;
+  absl::Status ClearDisruptionReason(const std::string& node_claim) override;
+  absl::StatusOr<apis::v1::NodeClaim> CreateNodeClaim(const apis::v1::NodeClaim& claim) override;
+  absl::Status DeleteNodeClaim(const std::string& name, const std::string& uid) override;
+  absl::StatusOr<bool> NodeClaimAlive(const std::string& name) override;
+  void Event(const kube::ObjectReference& regarding, std::string_view type, std::string_view reason,
+             std::string_view note) override;
+
+ private:
+  kube::Client& client_;
+  kube::EventRecorder& events_;
+  const Clock& clock_;
+};
+
+kube::ObjectReference NodeRef(const state::StateNode& node);
+kube::ObjectReference NodeClaimRef(const state::StateNode& node);
+
+struct QueueStats {
+  int64_t started = 0;
+  int64_t rejected = 0;  // StartCommand errors (held candidates, writes that failed)
+  int64_t terminated = 0;
+  int64_t rolled_back = 0;
+};
+
+class Queue {
+ public:
+  // Everything passed must outlive the queue; `metrics` may be null.
+  Queue(state::Cluster& cluster, const Clock& clock, metrics::Registry* metrics,
+        QueueWriter& writer, QueueOptions options = {});
+  ~Queue();
+  Queue(const Queue&) = delete;
+  Queue& operator=(const Queue&) = delete;
+
+  void Start();  // the worker thread
+  void Stop();   // idempotent; queued commands stay queued
+
+  // Steps 1-5 above. `node_pools` by name (ClusterView::node_pools): the replacements' pools.
+  // Returns the command's id. Errors: AlreadyExists (a candidate is held), InvalidArgument (no
+  // candidates, a replacement's NodePool unknown), else the failed write's error after undoing.
+  absl::StatusOr<std::string> StartCommand(
+      const Command& command,
+      const absl::flat_hash_map<std::string, apis::v1::NodePool>& node_pools);
+
+  // One look at every queued command (the worker calls it every `poll`).
+  void Reconcile();
+
+  // StateNode keys of the candidates the queue holds (ClusterView::queued).
+  absl::flat_hash_set<std::string> Held() const;
+  size_t size() const;
+  QueueStats stats() const;
+
+ private:
+  struct Entry {
+    std::string id;
+    Method method;
+    apis::v1::DisruptionReason reason;
+    std::vector<state::StateNode> candidates;
+    std::vector<std::string> replacements;  // NodeClaim names
+    std::string decision;                   // "delete" | "replace"
+    absl::Time deadline;
+    QueueAction last_event = QueueAction::kTerminate;  // none sent yet
+    bool rolling_back = false;
+    std::string rollback_reason;
+    // Undo steps still to do (rollback retries them).
+    absl::flat_hash_set<std::string> tainted;      // node names
+    absl::flat_hash_set<std::string> conditioned;  // NodeClaim names
+  };
+
+  // Undoes what is recorded in `entry`; false while some write still fails.
+  bool Undo(Entry& entry);
+  void Finish(const std::string& id);
+  void Loop();
+
+  state::Cluster& cluster_;
+  const Clock& clock_;
+  QueueWriter& writer_;
+  const QueueOptions options_;
+  metrics::Counter* queue_failures_ = nullptr;
+  metrics::Counter* disrupted_ = nullptr;
+  metrics::Counter* created_ = nullptr;
+
+  absl::Mutex reconcile_mu_;  // serialises Reconcile
+  mutable absl::Mutex mu_;
+  // Entries are shared with Reconcile, which works on them outside mu_ under reconcile_mu_.
+  absl::flat_hash_map<std::string, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::string> held_ ABSL_GUARDED_BY(mu_);
+  QueueStats stats_ ABSL_GUARDED_BY(mu_);
+  int64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
+
+  std::atomic<bool> running_{false};
+  std::unique_ptr<absl::Notification> stop_;
+  std::thread thread_;
+};
+
+}  // namespace dovetail::controllers::disruption
