@@ -75,7 +75,47 @@ bool HasInitializedCondition(const v1::NodeClaim& claim) {
   return c != nullptr && c->status == apis::core::ConditionStatus::kTrue;
 }
 
+bool HasDisruptedTaint(const kube::NodeInfo& node) {
+  for (const kube::CompactTaint& taint : node.taints) {
+    if (taint.key != nullptr && *taint.key == v1::kDisruptedTaintKey) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+absl::StatusOr<int> RemoveStaleDisruptionMarks(const state::Cluster& cluster,
+                                               const absl::flat_hash_set<std::string>& held,
+                                               QueueWriter& writer) {
+  int removed = 0;
+  absl::Status first_error;
+  for (const state::StateNode& node : cluster.Nodes()) {
+    if (held.contains(node.Key()) || node.marked_for_deletion || node.Deleting()) continue;
+    if (node.node != nullptr && HasDisruptedTaint(*node.node)) {
+      const absl::Status s = writer.Untaint(node.node->meta.name);
+      if (s.ok()) {
+        ++removed;
+        log::Info(kLogger, "removed stale disrupted taint", {{"Node", node.node->meta.name}});
+      } else if (first_error.ok()) {
+        first_error = s;
+      }
+    }
+    if (node.node_claim != nullptr &&
+        v1::FindCondition(node.node_claim->status.conditions,
+                          nodeclaim::kConditionDisruptionReason) != nullptr) {
+      const std::string& name = node.node_claim->metadata.name;
+      const absl::Status s = writer.ClearDisruptionReason(name);
+      if (s.ok()) {
+        ++removed;
+        log::Info(kLogger, "removed stale DisruptionReason condition", {{"NodeClaim", name}});
+      } else if (first_error.ok()) {
+        first_error = s;
+      }
+    }
+  }
+  if (!first_error.ok()) return first_error;
+  return removed;
+}
 
 absl::Duration CommandTimeout(size_t queued_commands, const QueueOptions& options) {
   const absl::Duration t = options.timeout_per_command * static_cast<int64_t>(queued_commands);

@@ -334,5 +334,37 @@ TEST_F(QueueTest, CommandsWaitInParallel) {
   EXPECT_THAT(queue_.Held(), UnorderedElementsAre("kwok://a"));
 }
 
+TEST_F(QueueTest, RemovesStaleMarksOnlyOutsideTheQueueAndDeletions) {
+  for (const std::string name : {"c", "d", "e"}) {
+    const std::string provider = absl::StrCat("kwok://", name);
+    nlohmann::json node =
+        NodeJson(name, provider, "4", "16Gi", {{"karpenter.sh/nodepool", "pool"}});
+    node["spec"]["taints"] = {{{"key", "karpenter.sh/disrupted"}, {"effect", "NoSchedule"}}};
+    cluster_.UpdateNode(objects_.Node(node));
+    nlohmann::json claim = NodeClaimJson(ClaimOf(name), "pool", provider);
+    claim["status"]["conditions"] = {
+        {{"type", "DisruptionReason"}, {"status", "True"}, {"reason", "Underutilized"}}};
+    cluster_.UpdateNodeClaim(objects_.NodeClaim(claim));
+    writer_.tainted.insert(name);
+    writer_.conditions[ClaimOf(name)] = "Underutilized";
+  }
+  cluster_.MarkForDeletion({"kwok://e"});
+  absl::StatusOr<int> removed = RemoveStaleDisruptionMarks(cluster_, {"kwok://d"}, writer_);
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_EQ(*removed, 2);
+  EXPECT_THAT(writer_.tainted, UnorderedElementsAre("d", "e"));
+  EXPECT_EQ(writer_.conditions.count("claim-c"), 0u);
+  EXPECT_EQ(writer_.conditions.count("claim-d"), 1u);
+}
+
+TEST_F(QueueTest, StaleMarkRemovalReportsAFailedWrite) {
+  nlohmann::json node = NodeJson("c", "kwok://c", "4", "16Gi");
+  node["spec"]["taints"] = {{{"key", "karpenter.sh/disrupted"}, {"effect", "NoSchedule"}}};
+  cluster_.UpdateNode(objects_.Node(node));
+  writer_.untaint_failures = 1;
+  EXPECT_EQ(RemoveStaleDisruptionMarks(cluster_, {}, writer_).status().code(),
+            absl::StatusCode::kUnavailable);
+}
+
 }  // namespace
 }  // namespace dovetail::controllers::disruption

@@ -1,0 +1,375 @@
+#include "dovetail/controllers/disruption/disruption_controller.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "dovetail/apis/v1/labels.h"
+#include "dovetail/common/absl_compat.h"
+#include "dovetail/common/log.h"
+#include "dovetail/common/status_macros.h"
+#include "dovetail/controllers/nodeclaim/conditions.h"
+#include "dovetail/controllers/provisioning/pod_filter.h"
+#include "dovetail/kube/resource.h"
+#include "nlohmann/json.hpp"
+
+namespace dovetail::controllers::disruption {
+namespace {
+
+namespace v1 = apis::v1;
+
+constexpr char kLogger[] = "disruption";
+
+kube::ObjectReference CandidateNodeRef(const Candidate& c) {
+  kube::ObjectReference ref = NodeRef(c.node);
+  if (ref.name.empty()) ref.name = c.name;
+  return ref;
+}
+
+kube::ObjectReference CandidateClaimRef(const Candidate& c) {
+  kube::ObjectReference ref = NodeClaimRef(c.node);
+  if (ref.name.empty()) ref.name = c.node_claim;
+  return ref;
+}
+
+}  // namespace
+
+DisruptionController::DisruptionController(const Dependencies& deps, ControllerOptions options)
+    : deps_(deps),
+      options_(std::move(options)),
+      writer_(deps.client, deps.events, deps.clock),
+      queue_(deps.cluster, deps.clock, deps.metrics, writer_, options_.queue),
+      node_pools_(deps.client, kube::resources::kNodePools, {}, options_.informer_options),
+      pdbs_(deps.client, kube::resources::kPodDisruptionBudgets, {}, options_.informer_options),
+      daemon_sets_(deps.client, kube::resources::kDaemonSets, {}, options_.informer_options),
+      namespaces_(deps.client, kube::resources::kNamespaces, {}, options_.informer_options) {
+  if (deps_.metrics != nullptr) {
+    decisions_metric_ = &deps_.metrics->NewCounter("karpenter_voluntary_disruption_decisions_total",
+                                                   "Number of disruption decisions performed.",
+                                                   {"decision", "reason", "consolidation_type"});
+    failed_validations_metric_ = &deps_.metrics->NewCounter(
+        "karpenter_voluntary_disruption_failed_validations_total",
+        "Number of disruption commands that failed validation.", {"consolidation_type"});
+    evaluation_duration_metric_ = &deps_.metrics->NewHistogram(
+        "karpenter_voluntary_disruption_decision_evaluation_duration_seconds",
+        "Duration of the disruption decision evaluation process in seconds.",
+        {"method", "consolidation_type"}, metrics::DurationBuckets());
+    allowed_disruptions_metric_ = &deps_.metrics->NewGauge(
+        "karpenter_nodepools_allowed_disruptions",
+        "The number of nodes for a given NodePool that can be concurrently disrupting at a point "
+        "in time.",
+        {"nodepool", "reason"});
+  }
+}
+
+DisruptionController::~DisruptionController() {
+  Stop();
+  queue_.Stop();
+  node_pools_.Stop();
+  pdbs_.Stop();
+  daemon_sets_.Stop();
+  namespaces_.Stop();
+}
+
+bool DisruptionController::StartInformers(absl::Time deadline) {
+  node_pools_.Start();
+  pdbs_.Start();
+  daemon_sets_.Start();
+  namespaces_.Start();
+  return node_pools_.WaitForSync(deadline) && pdbs_.WaitForSync(deadline) &&
+         daemon_sets_.WaitForSync(deadline) && namespaces_.WaitForSync(deadline);
+}
+
+bool DisruptionController::InformersSynced() const {
+  return node_pools_.HasSynced() && pdbs_.HasSynced() && daemon_sets_.HasSynced() &&
+         namespaces_.HasSynced();
+}
+
+void DisruptionController::Start() {
+  if (running_.exchange(true)) return;
+  stop_ = std::make_unique<absl::Notification>();
+  node_pools_.Start();
+  pdbs_.Start();
+  daemon_sets_.Start();
+  namespaces_.Start();
+  queue_.Start();
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void DisruptionController::Stop() {
+  if (!running_.exchange(false)) return;
+  stop_->Notify();
+  if (thread_.joinable()) thread_.join();
+  queue_.Stop();
+}
+
+bool DisruptionController::Sleep(absl::Duration d) {
+  return !stop_->WaitForNotificationWithTimeout(d);
+}
+
+ControllerStats DisruptionController::stats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
+void DisruptionController::AddError(const absl::Status& status) {
+  log::Error(kLogger, "disruption pass failed", {{"error", status.ToString()}});
+  absl::MutexLock lock(&mu_);
+  stats_.last_error = status.ToString();
+}
+
+void DisruptionController::Loop() {
+  while (running_.load() && !(deps_.cluster.Synced() && InformersSynced())) {
+    if (!Sleep(absl::Milliseconds(50))) return;
+  }
+  // Crash recovery before the first pass.
+  while (running_.load()) {
+    absl::StatusOr<int> removed = RemoveStaleMarks();
+    if (removed.ok()) break;
+    AddError(removed.status());
+    if (!Sleep(options_.poll_interval)) return;
+  }
+  while (running_.load()) {
+    absl::StatusOr<PassResult> result = RunOnce();
+    if (!result.ok()) AddError(result.status());
+    const bool started = result.ok() && !result->started.empty();
+    if (!started && !Sleep(options_.poll_interval)) return;
+  }
+}
+
+absl::StatusOr<int> DisruptionController::RemoveStaleMarks() {
+  absl::StatusOr<int> removed = RemoveStaleDisruptionMarks(deps_.cluster, queue_.Held(), writer_);
+  if (removed.ok()) {
+    absl::MutexLock lock(&mu_);
+    stats_.stale_marks_removed += *removed;
+  }
+  return removed;
+}
+
+absl::StatusOr<ClusterView> DisruptionController::BuildView() {
+  if (!deps_.cluster.Synced()) return absl::UnavailableError("cluster state has not synced");
+  if (!InformersSynced()) {
+    return absl::UnavailableError("NodePool, PDB, DaemonSet or Namespace informer has not synced");
+  }
+  ClusterView view;
+  view.now = deps_.clock.Now();
+  // Nodes before pending pods (cluster.h).
+  view.snapshot = deps_.cluster.TakeSnapshot();
+  for (const auto& pod : deps_.informers.pods().store().List()) {
+    if (provisioning::IsProvisionable(*pod)) view.pending_pods.push_back(pod);
+  }
+  for (const auto& pool : node_pools_.store().List()) {
+    v1::NodePool copy = *pool;
+    v1::ApplyDefaults(copy);
+    absl::StatusOr<cloudprovider::Catalog> catalog = deps_.cloud.GetInstanceTypes(copy);
+    if (!catalog.ok()) {
+      // The pool's nodes are then not candidates (their instance type does not resolve).
+      log::Error(kLogger, "failed to get instance types",
+                 {{"NodePool", copy.metadata.name}, {"error", catalog.status().ToString()}});
+    } else {
+      view.instance_types[copy.metadata.name] =
+          std::vector<cloudprovider::InstanceTypePtr>(catalog->begin(), catalog->end());
+    }
+    view.node_pools[copy.metadata.name] = std::move(copy);
+  }
+  for (const auto& pdb : pdbs_.store().List()) view.pdbs.push_back(*pdb);
+  for (const auto& ds : daemon_sets_.store().List()) view.daemon_sets.push_back(*ds);
+  namespaces_.store().ForEach([&view](const apis::core::Namespace& ns) {
+    view.namespace_labels[ns.metadata.name] = ns.metadata.labels;
+  });
+  view.queued = queue_.Held();
+  return view;
+}
+
+absl::StatusOr<PassResult> DisruptionController::RunOnce() {
+  absl::MutexLock lock(&pass_mu_);
+  return RunOnceLocked();
+}
+
+absl::StatusOr<PassResult> DisruptionController::RunOnceLocked() {
+  ASSIGN_OR_RETURN(ClusterView view, BuildView());
+  {
+    absl::MutexLock l(&mu_);
+    ++stats_.passes;
+  }
+  PassResult result;
+  ASSIGN_OR_RETURN(std::unique_ptr<Simulator> simulator,
+                   Simulator::Create(view, options_.decisions));
+  // Explanations of this pass replace those of nodes that are gone.
+  {
+    absl::flat_hash_set<std::string> names;
+    for (const state::StateNode& n : view.snapshot.nodes) names.insert(n.Name());
+    absl::MutexLock l(&mu_);
+    absl::erase_if(explanations_, [&](const auto& kv) { return !names.contains(kv.first); });
+  }
+  for (const Method method : kMethodOrder) {
+    const v1::DisruptionReason reason = ReasonOf(method);
+    BudgetMapping budgets = BuildBudgetMapping(view, reason);
+    for (const std::string& error : budgets.errors) {
+      log::Error(kLogger, "invalid disruption budget", {{"error", error}});
+    }
+    if (allowed_disruptions_metric_ != nullptr) {
+      for (const auto& [pool, remaining] : budgets.remaining) {
+        allowed_disruptions_metric_->Set({pool, ReasonLabel(reason)},
+                                         static_cast<double>(remaining));
+      }
+    }
+    const absl::Time start = deps_.clock.Now();
+    absl::StatusOr<MethodResult> computed =
+        ComputeCommands(method, view, *simulator, budgets, options_.decisions, deps_.clock);
+    if (evaluation_duration_metric_ != nullptr) {
+      evaluation_duration_metric_->Observe(
+          {std::string(MethodName(method)), std::string(ConsolidationType(method))},
+          absl::ToDoubleSeconds(deps_.clock.Now() - start));
+    }
+    if (!computed.ok()) {
+      AddError(computed.status());
+      continue;
+    }
+    Record(computed->explanations, view);
+    if (computed->commands.empty()) continue;
+    std::vector<Command> commands = std::move(computed->commands);
+    if (IsConsolidation(method)) {
+      commands = Validate(method, std::move(commands), result);
+    }
+    for (const Command& command : commands) {
+      absl::StatusOr<std::string> id = queue_.StartCommand(command, view.node_pools);
+      if (!id.ok()) {
+        ++result.rejected;
+        log::Error(
+            kLogger, "failed to start disruption command",
+            {{"method", std::string(MethodName(method))}, {"error", id.status().ToString()}});
+        continue;
+      }
+      result.started.push_back(*id);
+      const std::string summary = command.Summary();
+      if (decisions_metric_ != nullptr) {
+        decisions_metric_->Inc({std::string(command.Decision()), ReasonLabel(reason),
+                                std::string(ConsolidationType(method))});
+      }
+      std::vector<Explanation> disrupted;
+      for (const Candidate& c : command.candidates) {
+        CandidateEvents(c, "Normal", kEventDisruptionDecision,
+                        Cat(MethodName(method), ": ", summary));
+        disrupted.push_back({.node = c.name,
+                             .node_claim = c.node_claim,
+                             .node_pool = c.node_pool,
+                             .method = method,
+                             .disrupted = true,
+                             .event_reason = "",
+                             .message = summary});
+      }
+      Record(disrupted, view);
+    }
+    if (!result.started.empty()) {
+      result.method = method;
+      absl::MutexLock l(&mu_);
+      stats_.commands_started += static_cast<int64_t>(result.started.size());
+      return result;
+    }
+  }
+  return result;
+}
+
+std::vector<Command> DisruptionController::Validate(Method method, std::vector<Command> commands,
+                                                    PassResult& result) {
+  // In tests driving RunOnce without Start(), stop_ is null: wait with a plain sleep.
+  if (stop_ != nullptr && running_.load()) {
+    if (!Sleep(options_.validation_delay)) return {};
+  } else {
+    absl::SleepFor(options_.validation_delay);
+  }
+  absl::StatusOr<ClusterView> fresh = BuildView();
+  absl::StatusOr<std::unique_ptr<Simulator>> simulator =
+      fresh.ok() ? Simulator::Create(*fresh, options_.decisions)
+                 : absl::StatusOr<std::unique_ptr<Simulator>>(fresh.status());
+  std::vector<Command> valid;
+  for (Command& command : commands) {
+    absl::Status status = simulator.ok()
+                              ? ValidateCommand(command, *fresh, **simulator, options_.decisions)
+                              : simulator.status();
+    if (status.ok()) {
+      valid.push_back(std::move(command));
+      continue;
+    }
+    ++result.rejected;
+    {
+      absl::MutexLock l(&mu_);
+      ++stats_.validation_failures;
+    }
+    if (failed_validations_metric_ != nullptr) {
+      failed_validations_metric_->Inc({std::string(ConsolidationType(method))});
+    }
+    log::Info(kLogger, "abandoning disruption command, validation failed",
+              {{"method", std::string(MethodName(method))}, {"reason", status.ToString()}});
+    for (const Candidate& c : command.candidates) {
+      CandidateEvents(c, "Normal", kEventConsolidationRejected,
+                      Cat("Consolidation rejected: ", AsStd(status.message())));
+    }
+  }
+  return valid;
+}
+
+void DisruptionController::CandidateEvents(const Candidate& candidate, std::string_view type,
+                                           std::string_view reason, const std::string& note) {
+  writer_.Event(CandidateNodeRef(candidate), type, reason, note);
+  writer_.Event(CandidateClaimRef(candidate), type, reason, note);
+}
+
+void DisruptionController::Record(const std::vector<Explanation>& explanations,
+                                  const ClusterView& view) {
+  for (const Explanation& e : explanations) {
+    if (e.event_reason.empty()) continue;
+    // The references come from the snapshot (uids), else from the names alone.
+    kube::ObjectReference node{
+        .api_version = "v1", .kind = "Node", .ns = "", .name = e.node, .uid = ""};
+    kube::ObjectReference claim{.api_version = std::string(v1::kApiVersion),
+                                .kind = std::string(v1::kNodeClaimKind),
+                                .ns = "",
+                                .name = e.node_claim,
+                                .uid = ""};
+    for (const state::StateNode& n : view.snapshot.nodes) {
+      if (n.Name() != e.node) continue;
+      node = NodeRef(n);
+      if (n.node_claim != nullptr) claim = NodeClaimRef(n);
+      break;
+    }
+    if (!node.name.empty()) writer_.Event(node, "Normal", e.event_reason, e.message);
+    if (!claim.name.empty()) writer_.Event(claim, "Normal", e.event_reason, e.message);
+  }
+  absl::MutexLock l(&mu_);
+  for (const Explanation& e : explanations) {
+    if (!e.node.empty()) explanations_[e.node] = e;
+  }
+}
+
+absl::flat_hash_map<std::string, Explanation> DisruptionController::explanations() const {
+  absl::MutexLock l(&mu_);
+  return explanations_;
+}
+
+std::string DisruptionController::ExplanationsJson() const {
+  std::map<std::string, Explanation> sorted;
+  {
+    absl::MutexLock l(&mu_);
+    sorted.insert(explanations_.begin(), explanations_.end());
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [name, e] : sorted) {
+    out.push_back({{"node", e.node},
+                   {"nodeClaim", e.node_claim},
+                   {"nodePool", e.node_pool},
+                   {"method", std::string(MethodName(e.method))},
+                   {"disrupted", e.disrupted},
+                   {"eventReason", e.event_reason},
+                   {"message", e.message}});
+  }
+  return out.dump();
+}
+
+}  // namespace dovetail::controllers::disruption

@@ -1,0 +1,166 @@
+// DisruptionController: voluntary disruption (reference §2.8.1): a singleton loop that finds
+// nodes to remove or replace (the pure decisions of disruption.h) and carries them out through the
+// orchestration queue (queue.h).
+//
+// Start():
+//   - waits for the cluster state (deps.cluster.Synced()) and its own informers (NodePools,
+//     policy/v1 PodDisruptionBudgets, DaemonSets, Namespaces);
+//   - crash recovery (RemoveStaleMarks): every karpenter.sh/disrupted taint and DisruptionReason
+//     condition on nodes and NodeClaims that the queue does not hold and that are neither being
+//     deleted nor marked for deletion is removed (a kill -9 between tainting and deleting leaves
+//     them behind); retried every poll_interval until it succeeds;
+//   - then passes (RunOnce) back to back while they start commands, else every poll_interval.
+// A pass builds a ClusterView (BuildView: the state snapshot first, then the provisionable pending
+// pods from the shared pod informer, the NodePools with defaults applied and their instance types
+// from deps.cloud, PDBs, DaemonSets, namespace labels and the queue's held keys), creates a
+// Simulator and, for each method in kMethodOrder, builds the BudgetMapping for its reason and
+// calls ComputeCommands. Consolidation and emptiness commands are validated: after
+// validation_delay a fresh view and Simulator are taken and ValidateCommand is asked; a failure
+// is a ConsolidationRejected event on the candidates and
+// karpenter_voluntary_disruption_failed_validations_total. Drift commands are not validated.
+// Valid commands go to Queue::StartCommand; the pass stops after the first method that started at
+// least one command.
+//
+// Events (deps.events): for every Explanation with an event reason (Unconsolidatable,
+// DisruptionBlocked) an event on its Node and NodeClaim with the message; for every started
+// command a DisruptionDecision event (Dovetail's) on each candidate Node and NodeClaim with
+// Command::Summary(). The latest Explanation per node is kept (explanations()) for
+// `dovetail explain node` and /disruption/explanations on the metrics endpoint.
+//
+// Metrics (when deps.metrics is set): karpenter_voluntary_disruption_decisions_total{decision,
+// reason, consolidation_type}, karpenter_voluntary_disruption_failed_validations_total{
+// consolidation_type}, karpenter_voluntary_disruption_decision_evaluation_duration_seconds{method,
+// consolidation_type}, karpenter_nodepools_allowed_disruptions{nodepool, reason} (what the pass
+// may still start: allowed minus disrupting), and the queue's.
+//
+// API errors are logged and the pass retried later; nothing here crashes the loop.
+// Thread-safety: Start/Stop from one thread; RunOnce, explanations() and stats() from any thread
+// (passes are serialised).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "dovetail/apis/core/namespace.h"
+#include "dovetail/apis/core/pod_disruption_budget.h"
+#include "dovetail/apis/core/workloads.h"
+#include "dovetail/apis/v1/nodepool.h"
+#include "dovetail/controllers/controller.h"
+#include "dovetail/controllers/disruption/disruption.h"
+#include "dovetail/controllers/disruption/queue.h"
+#include "dovetail/kube/informer.h"
+#include "dovetail/metrics/registry.h"
+
+namespace dovetail::controllers::disruption {
+
+// Dovetail's event on the candidates of a started command (upstream has none with the decision).
+inline constexpr std::string_view kEventDisruptionDecision = "DisruptionDecision";
+inline constexpr std::string_view kEventConsolidationRejected = "ConsolidationRejected";
+
+struct ControllerOptions {
+  absl::Duration poll_interval = absl::Seconds(10);     // a pass that started nothing waits this
+  absl::Duration validation_delay = absl::Seconds(15);  // before consolidation commands validate
+  Options decisions;                                    // disruption.h (feature gate, guards)
+  QueueOptions queue;
+  // Informer options of the controller's own NodePool, PDB, DaemonSet and Namespace informers.
+  kube::InformerOptions informer_options;
+};
+
+struct PassResult {
+  std::optional<Method> method;      // the method whose commands were started
+  std::vector<std::string> started;  // queue command ids
+  int rejected = 0;                  // commands that failed validation or StartCommand
+};
+
+struct ControllerStats {
+  int64_t passes = 0;
+  int64_t commands_started = 0;
+  int64_t validation_failures = 0;
+  int64_t stale_marks_removed = 0;
+  std::string last_error;
+};
+
+class DisruptionController : public Controller {
+ public:
+  using NodePoolInformer = kube::Informer<kube::ApiObjectCodec<apis::v1::NodePool>>;
+  using PdbInformer = kube::Informer<kube::ApiObjectCodec<apis::core::PodDisruptionBudget>>;
+  using DaemonSetInformer = kube::Informer<kube::ApiObjectCodec<apis::core::DaemonSet>>;
+  using NamespaceInformer = kube::Informer<kube::ApiObjectCodec<apis::core::Namespace>>;
+
+  // `deps` must outlive this object.
+  explicit DisruptionController(const Dependencies& deps, ControllerOptions options = {});
+  ~DisruptionController() override;
+  DisruptionController(const DisruptionController&) = delete;
+  DisruptionController& operator=(const DisruptionController&) = delete;
+
+  std::string_view Name() const override { return "disruption"; }
+  void Start() override;
+  void Stop() override;
+
+  // Starts only the controller's informers and waits for them (tests that drive RunOnce).
+  bool StartInformers(absl::Time deadline);
+  // Crash recovery (see above). Returns how many taints and conditions were removed; errors: the
+  // first write that failed (the others are still tried).
+  absl::StatusOr<int> RemoveStaleMarks();
+  // One pass. Errors: Unavailable while the cluster state or the informers have not synced.
+  absl::StatusOr<PassResult> RunOnce();
+  absl::StatusOr<ClusterView> BuildView();
+
+  // The latest Explanation per node name (copy).
+  absl::flat_hash_map<std::string, Explanation> explanations() const;
+  // explanations() as a JSON array sorted by node name.
+  std::string ExplanationsJson() const;
+
+  Queue& queue() { return queue_; }
+  ControllerStats stats() const;
+
+ private:
+  void Loop();
+  absl::StatusOr<PassResult> RunOnceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  bool InformersSynced() const;
+  // Validates `commands` after the delay; returns the valid ones.
+  std::vector<Command> Validate(Method method, std::vector<Command> commands, PassResult& result);
+  void Record(const std::vector<Explanation>& explanations, const ClusterView& view);
+  void CandidateEvents(const Candidate& candidate, std::string_view type, std::string_view reason,
+                       const std::string& note);
+  void AddError(const absl::Status& status);
+  // Sleeps up to `d` unless stopped; false when stopped.
+  bool Sleep(absl::Duration d);
+
+  Dependencies deps_;
+  const ControllerOptions options_;
+  KubeQueueWriter writer_;
+  Queue queue_;
+  NodePoolInformer node_pools_;
+  PdbInformer pdbs_;
+  DaemonSetInformer daemon_sets_;
+  NamespaceInformer namespaces_;
+
+  metrics::Counter* decisions_metric_ = nullptr;
+  metrics::Counter* failed_validations_metric_ = nullptr;
+  metrics::Histogram* evaluation_duration_metric_ = nullptr;
+  metrics::Gauge* allowed_disruptions_metric_ = nullptr;
+
+  absl::Mutex pass_mu_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Explanation> explanations_ ABSL_GUARDED_BY(mu_);
+  ControllerStats stats_ ABSL_GUARDED_BY(mu_);
+
+  std::atomic<bool> running_{false};
+  std::unique_ptr<absl::Notification> stop_;
+  std::thread thread_;
+};
+
+}  // namespace dovetail::controllers::disruption
