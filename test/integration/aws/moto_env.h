@@ -34,7 +34,9 @@ inline std::unique_ptr<AwsClient> MotoClient(const ServiceInfo& service,
   EXPECT_TRUE(endpoint.ok()) << endpoint.status();
   AwsClient::Options options{
       .service = service, .region = region, .endpoint = endpoint.value_or("")};
-  if (service.signing_name == "ssm") options.parse_error = ParseJsonError;
+  if (service.signing_name == "ssm" || service.signing_name == "sqs") {
+    options.parse_error = ParseJsonError;  // JSON-protocol services
+  }
   options.max_attempts = 3;
   return std::make_unique<AwsClient>(
       AwsClient::Dependencies{.transport = transport, .credentials = credentials, .clock = clock},
