@@ -4,7 +4,9 @@
 // an allow-all policy and an access key; everything after is signed with that key.
 #include "absl/strings/match.h"
 #include "dovetail/providers/aws/ec2_client.h"
+#include "dovetail/providers/aws/iam_client.h"
 #include "dovetail/providers/aws/query_protocol.h"
+#include "dovetail/providers/aws/sqs_client.h"
 #include "dovetail/providers/aws/ssm_client.h"
 #include "gtest/gtest.h"
 #include "test/integration/aws/moto_env.h"
@@ -68,6 +70,35 @@ TEST_F(MotoAuthTest, CorrectlySignedEc2AndSsmRequestsAreAccepted) {
   auto p = ssm.GetParameter("/dovetail/auth/param");
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->value, "v 1/2");
+}
+
+TEST_F(MotoAuthTest, CorrectlySignedSqsAndIamRequestsAreAccepted) {
+  StaticCredentialsProvider provider(*user_);
+  auto sqs_client = MotoClient(kSqs, transport_, &provider, clock_);
+  SqsClient sqs(*sqs_client);
+  auto url = sqs.CreateQueue("dovetail-auth");
+  ASSERT_TRUE(url.ok()) << url.status();
+  const std::string body = R"({"detail":"a b+c=d&e/\u00e9"})";
+  ASSERT_TRUE(sqs.SendMessage(*url, body).ok());
+  auto messages = sqs.ReceiveMessage(*url, {.wait_time = absl::Seconds(1)});
+  ASSERT_TRUE(messages.ok()) << messages.status();
+  ASSERT_EQ(messages->size(), 1u);
+  EXPECT_EQ((*messages)[0].body, body);
+  ASSERT_TRUE(sqs.DeleteMessage(*url, (*messages)[0].receipt_handle).ok());
+  // IAM: the global endpoint signed for us-east-1, tags with characters that need encoding.
+  auto iam_client = MotoClient(kIam, transport_, &provider, clock_);
+  IamClient iam(*iam_client);
+  auto profile = iam.CreateInstanceProfile("dovetail-auth", "/karpenter/us-east-1/c/u/",
+                                           {{"kubernetes.io/cluster/c", "owned"}, {"a b", "c=d"}});
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  ASSERT_TRUE(iam.DeleteInstanceProfile("dovetail-auth").ok());
+
+  StaticCredentialsProvider wrong(
+      AwsCredentials{.access_key_id = user_->access_key_id, .secret_access_key = "not-it"});
+  auto wrong_client = MotoClient(kSqs, transport_, &wrong, clock_);
+  auto rejected = SqsClient(*wrong_client).GetQueueUrl("dovetail-auth");
+  ASSERT_FALSE(rejected.ok());
+  EXPECT_EQ(rejected.status().code(), absl::StatusCode::kPermissionDenied) << rejected.status();
 }
 
 TEST_F(MotoAuthTest, AWrongSecretIsRejected) {
