@@ -121,10 +121,13 @@ struct NodeInfo {
 struct DecodeContext {
   StringPool* pool = nullptr;
   // Annotation keys to keep (exact); empty keeps none.
-  std::vector<std::string> annotation_keys = {
-      "karpenter.sh/do-not-disrupt", "kubernetes.io/config.mirror",
-      "karpenter.sh/nodepool-hash",  "karpenter.k8s.aws/ec2nodeclass-hash",
-      "karpenter.sh/managed-by",     "cluster-autoscaler.kubernetes.io/safe-to-evict"};
+  std::vector<std::string> annotation_keys = {"karpenter.sh/do-not-disrupt",
+                                              "kubernetes.io/config.mirror",
+                                              "karpenter.sh/nodepool-hash",
+                                              "karpenter.k8s.aws/ec2nodeclass-hash",
+                                              "karpenter.sh/managed-by",
+                                              "cluster-autoscaler.kubernetes.io/safe-to-evict",
+                                              "controller.kubernetes.io/pod-deletion-cost"};
 };
 
 // Decoders. `object` is positioned at a Pod/Node JSON object. Errors: InvalidArgument for

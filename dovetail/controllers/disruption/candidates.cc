@@ -1,0 +1,455 @@
+// Candidate filtering and ordering (reference §2.8.1, §2.8.2, §2.8.5, §2.8.6).
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "dovetail/apis/v1/labels.h"
+#include "dovetail/common/duration.h"
+#include "dovetail/controllers/disruption/disruption.h"
+#include "dovetail/controllers/disruption/internal.h"
+#include "dovetail/controllers/nodeclaim/conditions.h"
+#include "dovetail/controllers/provisioning/pod_filter.h"
+#include "dovetail/controllers/termination/drain.h"
+#include "dovetail/scheduling/label_selector.h"
+
+namespace dovetail::controllers::disruption {
+
+namespace core = apis::core;
+namespace v1 = apis::v1;
+
+std::string_view MethodName(Method method) {
+  switch (method) {
+    case Method::kEmptiness:
+      return "emptiness";
+    case Method::kDrift:
+      return "drift";
+    case Method::kMultiNodeConsolidation:
+      return "multi-node-consolidation";
+    case Method::kSingleNodeConsolidation:
+      return "single-node-consolidation";
+  }
+  return "";
+}
+
+std::string_view ConsolidationType(Method method) {
+  switch (method) {
+    case Method::kEmptiness:
+      return "empty";
+    case Method::kDrift:
+      return "";
+    case Method::kMultiNodeConsolidation:
+      return "multi";
+    case Method::kSingleNodeConsolidation:
+      return "single";
+  }
+  return "";
+}
+
+v1::DisruptionReason ReasonOf(Method method) {
+  switch (method) {
+    case Method::kEmptiness:
+      return v1::DisruptionReason::kEmpty;
+    case Method::kDrift:
+      return v1::DisruptionReason::kDrifted;
+    case Method::kMultiNodeConsolidation:
+    case Method::kSingleNodeConsolidation:
+      return v1::DisruptionReason::kUnderutilized;
+  }
+  return v1::DisruptionReason::kUnderutilized;
+}
+
+bool IsConsolidation(Method method) { return method != Method::kDrift; }
+
+namespace internal {
+
+double EvictionCost(const kube::PodInfo& pod) {
+  double cost = 1.0;
+  if (const std::string* value = pod.meta.Annotation(kPodDeletionCostAnnotationKey)) {
+    int64_t deletion_cost = 0;
+    // An unparseable cost is ignored (as the ReplicaSet controller ignores it).
+    if (absl::SimpleAtoi(*value, &deletion_cost)) {
+      cost += static_cast<double>(deletion_cost) / std::ldexp(1.0, 27);
+    }
+  }
+  cost += static_cast<double>(pod.priority) / std::ldexp(1.0, 25);
+  return std::clamp(cost, -10.0, 10.0);
+}
+
+double LifetimeRemaining(const state::StateNode& node, absl::Time now) {
+  if (node.node_claim == nullptr || !node.node_claim->spec.expire_after.has_value()) return 1.0;
+  absl::StatusOr<std::optional<absl::Duration>> expire =
+      ParseNillableDuration(*node.node_claim->spec.expire_after);
+  if (!expire.ok() || !expire->has_value() || **expire <= absl::ZeroDuration()) return 1.0;
+  const absl::Time created =
+      node.node_claim->metadata.creation_timestamp.value_or(absl::InfinitePast());
+  if (created == absl::InfinitePast()) return 1.0;
+  const double remaining = absl::FDivDuration(**expire - (now - created), **expire);
+  return std::clamp(remaining, 0.0, 1.0);
+}
+
+bool HasActiveDoNotDisrupt(const kube::PodInfo& pod, absl::Time now) {
+  const std::string* value = pod.meta.Annotation(v1::kDoNotDisruptAnnotationKey);
+  if (value == nullptr) return false;
+  core::Pod minimal;
+  minimal.metadata.annotations[std::string(v1::kDoNotDisruptAnnotationKey)] = *value;
+  if (pod.meta.creation != absl::InfinitePast()) {
+    minimal.metadata.creation_timestamp = pod.meta.creation;
+  }
+  minimal.status.start_time = pod.start_time;
+  return termination::HasActiveDoNotDisrupt(minimal, now);
+}
+
+namespace {
+
+bool OwnedBy(const kube::PodInfo& pod, std::string_view kind) {
+  for (const kube::OwnerRef& owner : pod.meta.owners) {
+    if (owner.kind != nullptr && *owner.kind == kind) return true;
+  }
+  return false;
+}
+
+bool ToleratesDisrupted(const kube::PodInfo& pod) {
+  for (const kube::CompactToleration& t : pod.tolerations) {
+    const bool effect_ok =
+        t.effect < 0 || t.effect == static_cast<int8_t>(core::TaintEffect::kNoSchedule);
+    if (!effect_ok) continue;
+    const std::string_view key = t.key == nullptr ? std::string_view() : std::string_view(*t.key);
+    if (key.empty() && t.op == 1) return true;
+    if (key == v1::kDisruptedTaintKey && (t.op == 1 || t.value.empty())) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool IsEvictable(const kube::PodInfo& pod) {
+  if (pod.phase == core::PodPhase::kSucceeded || pod.phase == core::PodPhase::kFailed) return false;
+  if (pod.meta.deletion.has_value()) return false;
+  if (ToleratesDisrupted(pod)) return false;
+  if (OwnedBy(pod, "Node") || pod.meta.Annotation("kubernetes.io/config.mirror") != nullptr) {
+    return false;
+  }
+  return true;
+}
+
+std::optional<double> NodePrice(const cloudprovider::InstanceType& type, std::string_view zone,
+                                std::string_view capacity_type) {
+  std::optional<double> price;
+  for (const cloudprovider::Offering& o : type.offerings()) {
+    if (o.zone != zone || o.capacity_type != capacity_type) continue;
+    if (!price.has_value() || o.price < *price) price = o.price;
+  }
+  return price;
+}
+
+double MinSavings(const v1::NodePool& pool, const Options& options) {
+  auto it = pool.metadata.annotations.find(kMinSavingsAnnotationKey);
+  double value = 0;
+  if (it != pool.metadata.annotations.end() && absl::SimpleAtod(it->second, &value)) return value;
+  return options.min_savings_per_hour;
+}
+
+absl::Duration MinNodeAge(const v1::NodePool& pool, const Options& options) {
+  auto it = pool.metadata.annotations.find(kMinNodeAgeAnnotationKey);
+  if (it != pool.metadata.annotations.end()) {
+    absl::StatusOr<absl::Duration> d = ParseGoDuration(it->second);
+    if (d.ok()) return *d;
+  }
+  return options.min_node_age;
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::EvictionCost;
+
+bool ConditionTrue(const v1::NodeClaim& claim, std::string_view type) {
+  const core::Condition* c = v1::FindCondition(claim.status.conditions, type);
+  return c != nullptr && c->status == core::ConditionStatus::kTrue;
+}
+
+bool ConsolidateAfterNever(const v1::NodePool& pool) {
+  return pool.spec.disruption.has_value() && pool.spec.disruption->consolidate_after.has_value() &&
+         *pool.spec.disruption->consolidate_after == "Never";
+}
+
+v1::ConsolidationPolicy PolicyOf(const v1::NodePool& pool) {
+  if (!pool.spec.disruption.has_value() ||
+      !pool.spec.disruption->consolidation_policy.has_value()) {
+    return v1::ConsolidationPolicy::kWhenEmptyOrUnderutilized;
+  }
+  return *pool.spec.disruption->consolidation_policy;
+}
+
+core::StringMap LabelsOf(const kube::PodInfo& pod) {
+  core::StringMap out;
+  for (const kube::KeyValue& kv : pod.meta.labels) out[*kv.key] = kv.value;
+  return out;
+}
+
+// The PDB that blocks evicting `pod`, as a message; "" when none does.
+std::string PdbBlock(const kube::PodInfo& pod,
+                     const std::vector<const core::PodDisruptionBudget*>& namespace_pdbs) {
+  if (namespace_pdbs.empty()) return "";
+  const core::StringMap labels = LabelsOf(pod);
+  std::vector<const core::PodDisruptionBudget*> matched;
+  for (const core::PodDisruptionBudget* pdb : namespace_pdbs) {
+    if (!pdb->spec.selector.has_value()) continue;  // selects nothing
+    if (scheduling::Matches(*pdb->spec.selector, labels)) matched.push_back(pdb);
+  }
+  if (matched.size() > 1) {
+    return absl::StrCat("pod \"", pod.meta.Key(), "\" is matched by multiple PDBs (\"",
+                        matched[0]->metadata.namespace_, "/", matched[0]->metadata.name, "\", \"",
+                        matched[1]->metadata.namespace_, "/", matched[1]->metadata.name, "\")");
+  }
+  if (matched.size() == 1) {
+    const core::PodDisruptionBudget& pdb = *matched[0];
+    const int32_t allowed = pdb.status.has_value() ? pdb.status->disruptions_allowed : 0;
+    if (allowed > 0) return "";
+    const bool always_allow =
+        pdb.spec.unhealthy_pod_eviction_policy.has_value() &&
+        *pdb.spec.unhealthy_pod_eviction_policy == core::UnhealthyPodEvictionPolicy::kAlwaysAllow;
+    if (always_allow && !pod.ready) return "";
+    return absl::StrCat("pdb \"", pdb.metadata.namespace_, "/", pdb.metadata.name,
+                        "\" prevents pod evictions");
+  }
+  return "";
+}
+
+struct Rejection {
+  std::string event_reason;
+  std::string message;
+};
+
+}  // namespace
+
+std::vector<Candidate> GetCandidates(const ClusterView& view, Method method, const Options& options,
+                                     std::vector<Explanation>* explanations) {
+  absl::flat_hash_map<std::string, std::vector<const core::PodDisruptionBudget*>> pdbs;
+  for (const core::PodDisruptionBudget& pdb : view.pdbs) {
+    pdbs[pdb.metadata.namespace_].push_back(&pdb);
+  }
+  static const std::vector<const core::PodDisruptionBudget*> kNoPdbs;
+  static const std::vector<state::PodPtr> kNoPods;
+
+  std::vector<Candidate> out;
+  for (const state::StateNode& sn : view.snapshot.nodes) {
+    if (!sn.Managed() || sn.node == nullptr) continue;  // not ours, or not registered yet
+    const std::string name = sn.Name();
+    auto explain = [&](std::string event_reason, std::string message) {
+      if (explanations == nullptr) return;
+      explanations->push_back(Explanation{.node = name,
+                                          .node_claim = sn.node_claim->metadata.name,
+                                          .node_pool = sn.NodePool(),
+                                          .method = method,
+                                          .disrupted = false,
+                                          .event_reason = std::move(event_reason),
+                                          .message = std::move(message)});
+    };
+    constexpr char kBlocked[] = "DisruptionBlocked";
+    if (!sn.Initialized()) {
+      explain("", "node is not initialized");
+      continue;
+    }
+    if (sn.Deleting()) {
+      explain("", "node is being deleted");
+      continue;
+    }
+    if (sn.marked_for_deletion) {
+      explain("", "node is marked for deletion");
+      continue;
+    }
+    if (view.queued.contains(sn.Key())) {
+      explain("", "node is already being disrupted (in the orchestration queue)");
+      continue;
+    }
+    if (sn.Nominated(view.now)) {
+      explain(kBlocked, "node is nominated for a pending pod");
+      continue;
+    }
+    if (const std::string* dnd = sn.node->meta.Annotation(v1::kDoNotDisruptAnnotationKey);
+        dnd != nullptr && *dnd == "true") {
+      explain(kBlocked, absl::StrCat("disruption is blocked through the \"",
+                                     std::string(v1::kDoNotDisruptAnnotationKey), "\" annotation"));
+      continue;
+    }
+    const std::string pool_name = sn.NodePool();
+    if (pool_name.empty()) {
+      explain(kBlocked, absl::StrCat("node does not have label \"",
+                                     std::string(v1::kNodePoolLabelKey), "\""));
+      continue;
+    }
+    auto pool_it = view.node_pools.find(pool_name);
+    if (pool_it == view.node_pools.end()) {
+      explain(kBlocked, absl::StrCat("NodePool \"", pool_name, "\" not found"));
+      continue;
+    }
+    const v1::NodePool& pool = pool_it->second;
+    auto types_it = view.instance_types.find(pool_name);
+    if (types_it == view.instance_types.end()) {
+      explain(kBlocked,
+              absl::StrCat("instance types of NodePool \"", pool_name, "\" could not be resolved"));
+      continue;
+    }
+    const core::StringMap labels = sn.Labels();
+    auto label = [&](std::string_view key) {
+      auto it = labels.find(key);
+      return it == labels.end() ? std::string() : it->second;
+    };
+    Candidate c;
+    c.node = sn;
+    c.name = name;
+    c.node_claim = sn.node_claim->metadata.name;
+    c.node_pool = pool_name;
+    c.instance_type = label(v1::kLabelInstanceType);
+    c.zone = label(v1::kLabelTopologyZone);
+    c.capacity_type = label(v1::kCapacityTypeLabelKey);
+    const cloudprovider::InstanceType* type = nullptr;
+    for (const cloudprovider::InstanceTypePtr& t : types_it->second) {
+      if (t != nullptr && t->name() == c.instance_type) {
+        type = t.get();
+        break;
+      }
+    }
+    std::optional<double> price;
+    if (type != nullptr) price = internal::NodePrice(*type, c.zone, c.capacity_type);
+    c.price = price.value_or(0);
+
+    // Pod-level blocks (ignored by drift when the NodeClaim has a terminationGracePeriod).
+    auto pods_it = view.snapshot.pods_by_node.find(name);
+    const std::vector<state::PodPtr>& pods =
+        pods_it == view.snapshot.pods_by_node.end() ? kNoPods : pods_it->second;
+    const bool ignore_pod_blocks =
+        method == Method::kDrift && sn.node_claim->spec.termination_grace_period.has_value();
+    std::string pod_block;
+    if (!ignore_pod_blocks) {
+      for (const state::PodPtr& pod : pods) {
+        if (internal::HasActiveDoNotDisrupt(*pod, view.now)) {
+          pod_block = absl::StrCat("pod \"", pod->meta.Key(), "\" has \"",
+                                   std::string(v1::kDoNotDisruptAnnotationKey), "\" annotation");
+          break;
+        }
+      }
+      if (pod_block.empty()) {
+        for (const state::PodPtr& pod : pods) {
+          if (!internal::IsEvictable(*pod)) continue;
+          auto ns = pdbs.find(*pod->meta.namespace_);
+          pod_block = PdbBlock(*pod, ns == pdbs.end() ? kNoPdbs : ns->second);
+          if (!pod_block.empty()) break;
+        }
+      }
+    }
+    if (!pod_block.empty()) {
+      explain(kBlocked, std::move(pod_block));
+      continue;
+    }
+
+    const double lifetime = internal::LifetimeRemaining(sn, view.now);
+    double eviction_costs = 0;
+    c.reschedule_disruption_cost = 1;
+    for (const state::PodPtr& pod : pods) {
+      c.pods.push_back(pod);
+      const double cost = EvictionCost(*pod);
+      eviction_costs += cost;
+      if (provisioning::IsReschedulable(*pod, view.now)) {
+        c.reschedulable.push_back(pod);
+        c.reschedule_disruption_cost += std::max(0.0, cost);
+      }
+    }
+    c.disruption_cost = eviction_costs * lifetime;
+    c.empty = c.reschedule_disruption_cost <= 1.0;
+    if (const core::Condition* drifted =
+            v1::FindCondition(sn.node_claim->status.conditions, nodeclaim::kConditionDrifted);
+        drifted != nullptr && drifted->status == core::ConditionStatus::kTrue) {
+      c.drifted_since = drifted->last_transition_time.value_or(absl::InfinitePast());
+    }
+
+    // The method's predicate.
+    const bool consolidatable = ConditionTrue(*sn.node_claim, nodeclaim::kConditionConsolidatable);
+    std::optional<Rejection> rejected;
+    switch (method) {
+      case Method::kEmptiness:
+        if (v1::IsStatic(pool)) {
+          rejected = Rejection{"", "NodePool is static"};
+        } else if (ConsolidateAfterNever(pool)) {
+          rejected = Rejection{"", "NodePool has consolidateAfter Never"};
+        } else if (!c.empty) {
+          rejected = Rejection{"", "node is not empty"};
+        } else if (!consolidatable) {
+          rejected = Rejection{"", "node is not consolidatable yet (consolidateAfter)"};
+        }
+        break;
+      case Method::kDrift:
+        if (v1::IsStatic(pool)) {
+          rejected = Rejection{"", "NodePool is static"};
+        } else if (!c.drifted_since.has_value()) {
+          rejected = Rejection{"", "node is not drifted"};
+        }
+        break;
+      case Method::kMultiNodeConsolidation:
+      case Method::kSingleNodeConsolidation: {
+        constexpr char kUnconsolidatable[] = "Unconsolidatable";
+        const absl::Duration min_age = internal::MinNodeAge(pool, options);
+        const absl::Time created =
+            sn.node_claim->metadata.creation_timestamp.value_or(absl::InfinitePast());
+        if (v1::IsStatic(pool)) {
+          rejected = Rejection{"", "NodePool is static"};
+        } else if (type == nullptr) {
+          rejected = Rejection{kUnconsolidatable,
+                               absl::StrCat("instance type \"", c.instance_type, "\" not found")};
+        } else if (c.capacity_type.empty() || c.zone.empty() || !price.has_value()) {
+          rejected = Rejection{
+              kUnconsolidatable,
+              absl::StrCat("node does not have labels \"", std::string(v1::kCapacityTypeLabelKey),
+                           "\" and \"", std::string(v1::kLabelTopologyZone),
+                           "\" of a known offering")};
+        } else if (ConsolidateAfterNever(pool)) {
+          rejected = Rejection{kUnconsolidatable,
+                               absl::StrCat("NodePool \"", pool_name,
+                                            "\" has consolidation disabled (consolidateAfter "
+                                            "Never)")};
+        } else if (c.empty) {
+          rejected = Rejection{"", "node is empty (left to emptiness)"};
+        } else if (PolicyOf(pool) == v1::ConsolidationPolicy::kWhenEmpty) {
+          rejected = Rejection{kUnconsolidatable,
+                               absl::StrCat("NodePool \"", pool_name,
+                                            "\" has consolidation disabled (policy WhenEmpty)")};
+        } else if (!consolidatable) {
+          rejected = Rejection{"", "node is not consolidatable yet (consolidateAfter)"};
+        } else if (min_age > absl::ZeroDuration() && view.now - created < min_age) {
+          rejected = Rejection{"", absl::StrCat("node is younger than the minimum node age ",
+                                                FormatGoDuration(min_age))};
+        }
+        break;
+      }
+    }
+    if (rejected.has_value()) {
+      explain(std::move(rejected->event_reason), std::move(rejected->message));
+      continue;
+    }
+    out.push_back(std::move(c));
+  }
+
+  if (method == Method::kDrift) {
+    std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.empty != b.empty) return a.empty;
+      if (*a.drifted_since != *b.drifted_since) return *a.drifted_since < *b.drifted_since;
+      return a.name < b.name;
+    });
+  } else {
+    std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
+      const double ra = a.price / a.reschedule_disruption_cost;
+      const double rb = b.price / b.reschedule_disruption_cost;
+      if (ra != rb) return ra > rb;
+      return a.name < b.name;
+    });
+  }
+  return out;
+}
+
+}  // namespace dovetail::controllers::disruption

@@ -1,0 +1,568 @@
+#include "dovetail/controllers/disruption/disruption.h"
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "dovetail/apis/v1/labels.h"
+#include "dovetail/common/clock.h"
+#include "dovetail/controllers/nodeclaim/conditions.h"
+#include "dovetail/solver/solver_test_builders.h"
+#include "dovetail/state/state_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace dovetail::controllers::disruption {
+namespace {
+
+namespace v1 = apis::v1;
+namespace core = apis::core;
+using solver::test_builders::MakeType;
+using solver::test_builders::Type;
+using solver::test_builders::TypeSpec;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+const absl::Time kNow =
+    absl::FromCivil(absl::CivilSecond(2026, 11, 30, 12, 0, 0), absl::UTCTimeZone());
+
+std::string Rfc3339(absl::Time t) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
+}
+
+struct NodeOptions {
+  std::string type = "medium";
+  std::string zone = "zone-a";
+  std::string capacity_type = "on-demand";
+  std::string pool = "default";
+  bool consolidatable = true;
+  std::optional<absl::Time> drifted_since;
+  bool do_not_disrupt = false;
+  absl::Duration age = absl::Hours(1);
+};
+
+// Builds ClusterViews from the informers' own decoders (state_test_util.h).
+class Scene {
+ public:
+  Scene() {
+    view.now = kNow;
+    types = {Type("small", 2, 4, 0.10), Type("medium", 4, 8, 0.20), Type("large", 8, 16, 0.40),
+             Type("xlarge", 16, 32, 0.80)};
+  }
+
+  v1::NodePool& Pool(const std::string& name = "default",
+                     std::optional<v1::ConsolidationPolicy> policy = std::nullopt) {
+    v1::NodePool pool;
+    pool.metadata.name = name;
+    pool.spec.template_.spec.node_class_ref =
+        v1::NodeClassReference{"karpenter.kwok.sh", "KWOKNodeClass", "default"};
+    if (policy.has_value()) pool.spec.disruption.emplace().consolidation_policy = policy;
+    v1::ApplyDefaults(pool);
+    view.instance_types[name] = types;
+    return view.node_pools[name] = std::move(pool);
+  }
+
+  void AddNode(const std::string& name, const NodeOptions& o = {}) {
+    const cloudprovider::InstanceType* type = nullptr;
+    for (const auto& t : types) {
+      if (t->name() == o.type) type = t.get();
+    }
+    ASSERT_NE(type, nullptr) << o.type;
+    const std::string cpu = type->capacity().at("cpu").ToString();
+    const std::string mem = type->capacity().at("memory").ToString();
+    const std::string provider_id = "kwok://" + name;
+    nlohmann::json labels = {{std::string(v1::kNodePoolLabelKey), o.pool},
+                             {std::string(v1::kLabelInstanceType), o.type},
+                             {std::string(v1::kLabelTopologyZone), o.zone},
+                             {std::string(v1::kCapacityTypeLabelKey), o.capacity_type},
+                             {std::string(v1::kLabelArch), "amd64"},
+                             {std::string(v1::kLabelOS), "linux"},
+                             {std::string(v1::kNodeRegisteredLabelKey), "true"},
+                             {std::string(v1::kNodeInitializedLabelKey), "true"}};
+    nlohmann::json node = state::testing::NodeJson(name, provider_id, cpu, mem, labels);
+    if (o.do_not_disrupt) {
+      node["metadata"]["annotations"] = {{std::string(v1::kDoNotDisruptAnnotationKey), "true"}};
+    }
+    nlohmann::json claim =
+        state::testing::NodeClaimJson(name + "-claim", o.pool, provider_id, cpu, mem);
+    claim["metadata"]["creationTimestamp"] = Rfc3339(kNow - o.age);
+    claim["status"]["nodeName"] = name;
+    nlohmann::json conditions = nlohmann::json::array();
+    if (o.consolidatable) {
+      conditions.push_back({{"type", std::string(nodeclaim::kConditionConsolidatable)},
+                            {"status", "True"},
+                            {"reason", "Consolidatable"},
+                            {"lastTransitionTime", Rfc3339(kNow - absl::Minutes(5))}});
+    }
+    if (o.drifted_since.has_value()) {
+      conditions.push_back({{"type", std::string(nodeclaim::kConditionDrifted)},
+                            {"status", "True"},
+                            {"reason", "NodePoolDrifted"},
+                            {"lastTransitionTime", Rfc3339(*o.drifted_since)}});
+    }
+    claim["status"]["conditions"] = conditions;
+    state::StateNode sn;
+    sn.node = objects_.Node(node);
+    sn.node_claim = objects_.NodeClaim(claim);
+    view.snapshot.nodes.push_back(std::move(sn));
+    std::sort(
+        view.snapshot.nodes.begin(), view.snapshot.nodes.end(),
+        [](const state::StateNode& a, const state::StateNode& b) { return a.Key() < b.Key(); });
+  }
+
+  // A pod bound to `node` (a ReplicaSet's); `edit` changes its JSON.
+  state::PodPtr AddPod(const std::string& node, const std::string& name, const std::string& cpu,
+                       const std::function<void(nlohmann::json&)>& edit = nullptr) {
+    nlohmann::json pod = state::testing::PodJson("default", name, node, cpu);
+    pod["metadata"]["ownerReferences"] = {{{"apiVersion", "apps/v1"},
+                                           {"kind", "ReplicaSet"},
+                                           {"name", "rs"},
+                                           {"uid", "rs-uid"},
+                                           {"controller", true}}};
+    pod["status"]["conditions"] = {{{"type", "Ready"}, {"status", "True"}}};
+    if (edit) edit(pod);
+    state::PodPtr info = objects_.Pod(pod);
+    auto& pods = view.snapshot.pods_by_node[node];
+    pods.push_back(info);
+    return info;
+  }
+
+  state::StateNode& Node(const std::string& name) {
+    for (auto& n : view.snapshot.nodes) {
+      if (n.Name() == name) return n;
+    }
+    ADD_FAILURE() << "no node " << name;
+    return view.snapshot.nodes.front();
+  }
+
+  absl::StatusOr<MethodResult> Run(Method method, const Options& options = {}) {
+    auto simulator = Simulator::Create(view, options);
+    if (!simulator.ok()) return simulator.status();
+    simulator_ = std::move(*simulator);
+    budgets = BuildBudgetMapping(view, ReasonOf(method));
+    return ComputeCommands(method, view, *simulator_, budgets, options, clock_);
+  }
+
+  state::testing::Objects& objects() { return objects_; }
+
+  ClusterView view;
+  std::vector<cloudprovider::InstanceTypePtr> types;
+  BudgetMapping budgets;
+
+ private:
+  state::testing::Objects objects_;
+  std::unique_ptr<Simulator> simulator_;
+  FakeClock clock_{kNow};
+};
+
+std::vector<std::string> Names(const Command& command) {
+  std::vector<std::string> out;
+  for (const Candidate& c : command.candidates) out.push_back(c.name);
+  return out;
+}
+
+const Explanation* Find(const std::vector<Explanation>& explanations, const std::string& node) {
+  for (const Explanation& e : explanations) {
+    if (e.node == node) return &e;
+  }
+  return nullptr;
+}
+
+TEST(DisruptionTest, EmptyNodesDeletedWithinBudgetPercentRoundsUp) {
+  Scene s;
+  s.Pool();
+  for (int i = 0; i < 10; ++i) s.AddNode(absl::StrCat("node-", i));
+  auto result = s.Run(Method::kEmptiness);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result->commands, SizeIs(1));
+  EXPECT_THAT(result->commands[0].candidates, SizeIs(1));  // 10% of 10
+  EXPECT_EQ(result->commands[0].Decision(), "delete");
+  EXPECT_EQ(s.budgets.Remaining("default"), 0);
+
+  s.AddNode("node-10");  // 10% of 11 rounds up to 2
+  result = s.Run(Method::kEmptiness);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result->commands, SizeIs(1));
+  EXPECT_THAT(result->commands[0].candidates, SizeIs(2));
+  const Explanation* skipped = nullptr;
+  for (const Explanation& e : result->explanations) {
+    if (!e.disrupted && e.method == Method::kEmptiness) skipped = &e;
+  }
+  ASSERT_NE(skipped, nullptr);
+  EXPECT_THAT(skipped->message, HasSubstr("no disruptions left"));
+}
+
+TEST(DisruptionTest, NotReadyAndDeletingNodesConsumeBudget) {
+  Scene s;
+  s.Pool();
+  for (int i = 0; i < 10; ++i) s.AddNode(absl::StrCat("node-", i));
+  s.Node("node-0").marked_for_deletion = true;
+  EXPECT_EQ(BuildBudgetMapping(s.view, v1::DisruptionReason::kEmpty).Remaining("default"), 0);
+  s.Node("node-0").marked_for_deletion = false;
+  s.view.queued.insert(s.Node("node-1").Key());
+  EXPECT_EQ(BuildBudgetMapping(s.view, v1::DisruptionReason::kEmpty).Remaining("default"), 0);
+  s.view.queued.clear();
+  EXPECT_EQ(BuildBudgetMapping(s.view, v1::DisruptionReason::kEmpty).Remaining("default"), 1);
+}
+
+TEST(DisruptionTest, EmptyMeansNoPodWithPositiveEvictionCost) {
+  Scene s;
+  s.Pool();
+  s.AddNode("free");
+  s.AddPod("free", "cheap", "100m", [](nlohmann::json& pod) {
+    pod["metadata"]["annotations"] = {
+        {"controller.kubernetes.io/pod-deletion-cost", "-2147483648"}};
+  });
+  s.AddNode("busy");
+  s.AddPod("busy", "web", "100m");
+  std::vector<Explanation> explanations;
+  auto candidates = GetCandidates(s.view, Method::kEmptiness, {}, &explanations);
+  ASSERT_THAT(candidates, SizeIs(1));
+  EXPECT_EQ(candidates[0].name, "free");
+  EXPECT_TRUE(candidates[0].empty);
+  EXPECT_THAT(candidates[0].reschedulable, SizeIs(1));
+  ASSERT_NE(Find(explanations, "busy"), nullptr);
+  EXPECT_THAT(Find(explanations, "busy")->message, HasSubstr("not empty"));
+}
+
+TEST(DisruptionTest, DoNotDisruptPodAndNodeAnnotationBlock) {
+  Scene s;
+  s.Pool();
+  s.AddNode("pinned-node", {.do_not_disrupt = true});
+  s.AddPod("pinned-node", "a", "100m");
+  s.AddNode("pinned-pod");
+  s.AddPod("pinned-pod", "b", "100m", [](nlohmann::json& pod) {
+    pod["metadata"]["annotations"] = {{std::string(v1::kDoNotDisruptAnnotationKey), "true"}};
+  });
+  s.AddNode("free");
+  s.AddPod("free", "c", "100m");
+  std::vector<Explanation> explanations;
+  auto candidates = GetCandidates(s.view, Method::kSingleNodeConsolidation, {}, &explanations);
+  ASSERT_THAT(candidates, SizeIs(1));
+  EXPECT_EQ(candidates[0].name, "free");
+  const Explanation* node = Find(explanations, "pinned-node");
+  ASSERT_NE(node, nullptr);
+  EXPECT_EQ(node->event_reason, "DisruptionBlocked");
+  EXPECT_THAT(node->message, HasSubstr("do-not-disrupt"));
+  const Explanation* pod = Find(explanations, "pinned-pod");
+  ASSERT_NE(pod, nullptr);
+  EXPECT_EQ(pod->event_reason, "DisruptionBlocked");
+  EXPECT_THAT(pod->message, HasSubstr("default/b"));
+}
+
+TEST(DisruptionTest, PdbWithNoDisruptionsAllowedBlocks) {
+  Scene s;
+  s.Pool();
+  s.AddNode("node");
+  s.AddPod("node", "web", "100m");
+  core::PodDisruptionBudget pdb;
+  pdb.metadata.name = "web";
+  pdb.metadata.namespace_ = "default";
+  pdb.spec.selector = core::LabelSelector{.match_labels = {{"app", "web"}}};
+  pdb.status.emplace().disruptions_allowed = 0;
+  s.view.pdbs.push_back(pdb);
+  std::vector<Explanation> explanations;
+  EXPECT_THAT(GetCandidates(s.view, Method::kSingleNodeConsolidation, {}, &explanations),
+              SizeIs(0));
+  ASSERT_NE(Find(explanations, "node"), nullptr);
+  EXPECT_EQ(Find(explanations, "node")->message, "pdb \"default/web\" prevents pod evictions");
+
+  s.view.pdbs[0].status->disruptions_allowed = 1;
+  EXPECT_THAT(GetCandidates(s.view, Method::kSingleNodeConsolidation, {}, nullptr), SizeIs(1));
+}
+
+TEST(DisruptionTest, DriftPicksOldestAndPreSpinsAReplacement) {
+  Scene s;
+  s.Pool();
+  s.AddNode("young", {.drifted_since = kNow - absl::Minutes(1)});
+  s.AddPod("young", "a", "3");
+  s.AddNode("old", {.drifted_since = kNow - absl::Hours(2)});
+  s.AddPod("old", "b", "3");
+  auto result = s.Run(Method::kDrift);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result->commands, SizeIs(1));
+  const Command& command = result->commands[0];
+  EXPECT_THAT(Names(command), ElementsAre("old"));
+  ASSERT_THAT(command.replacements, SizeIs(1));  // the pod does not fit on "young"
+  EXPECT_TRUE(command.replacements[0].pods.empty());
+  EXPECT_EQ(command.reason(), v1::DisruptionReason::kDrifted);
+  EXPECT_EQ(command.pods_moved, 1);
+}
+
+TEST(DisruptionTest, DriftDeletesWhenPodsFitElsewhere) {
+  Scene s;
+  s.Pool();
+  s.AddNode("drifted", {.drifted_since = kNow - absl::Hours(1)});
+  s.AddPod("drifted", "a", "1");
+  s.AddNode("roomy");
+  auto result = s.Run(Method::kDrift);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result->commands, SizeIs(1));
+  EXPECT_THAT(result->commands[0].replacements, SizeIs(0));
+}
+
+TEST(DisruptionTest, SingleNodeReplacesWithAStrictlyCheaperNodePinnedToSpot) {
+  Scene s;
+  s.Pool();
+  s.AddNode("big", {.type = "large"});
+  s.AddPod("big", "a", "1");
+  auto result = s.Run(Method::kSingleNodeConsolidation);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result->commands, SizeIs(1));
+  const Command& command = result->commands[0];
+  ASSERT_THAT(command.replacements, SizeIs(1));
+  const solver::NewNodeClaim& r = command.replacements[0];
+  EXPECT_EQ(r.capacity_type, "spot");  // the replacement allowed both: pinned to spot
+  EXPECT_LT(r.price, 0.40);
+  // Worst-case spot launch prices below $0.40/h: large (spot $0.20) qualifies, xlarge does not.
+  for (const auto& type : r.instance_types) EXPECT_NE(type->name(), "xlarge");
+  EXPECT_NEAR(command.savings_per_hour, 0.40 - r.price, 1e-9);
+  EXPECT_THAT(command.Summary(), HasSubstr("replace 1 node (big) with 1"));
+  EXPECT_THAT(command.Summary(), HasSubstr("moving 1 pod"));
+  ASSERT_NE(Find(result->explanations, "big"), nullptr);
+  EXPECT_TRUE(Find(result->explanations, "big")->disrupted);
+}
+
+TEST(DisruptionTest, SingleNodeDoesNotReplaceWithTheSamePrice) {
+  Scene s;
+  s.types = {MakeType({.name = "small", .cpu = 2, .mem_gi = 4, .price = 0.10, .spot_factor = 0})};
+  s.Pool();
+  s.AddNode("node", {.type = "small"});
+  s.AddPod("node", "a", "1");
+  auto result = s.Run(Method::kSingleNodeConsolidation);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(result->commands, SizeIs(0));
+  ASSERT_NE(Find(result->explanations, "node"), nullptr);
+  EXPECT_EQ(Find(result->explanations, "node")->event_reason, "Unconsolidatable");
+  EXPECT_THAT(Find(result->explanations, "node")->message, HasSubstr("cheaper"));
+}
+
+TEST(DisruptionTest, SingleNodeDeletesWhenPodsFitElsewhere) {
+  Scene s;
+  s.Pool();
+  s.AddNode("a");
+  s.AddPod("a", "pa", "1");
+  s.AddNode("b");
+  s.AddPod("b", "pb", "1");
+  auto result = s.Run(Method::kSingleNodeConsolidation);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result->commands, SizeIs(1));
+  EXPECT_EQ(result->commands[0].Decision(), "delete");
+  EXPECT_THAT(result->commands[0].candidates, SizeIs(1));
+  EXPECT_NEAR(result->commands[0].savings_per_hour, 0.20, 1e-9);
+}
+
+TEST(DisruptionTest, UnschedulablePodsMakeConsolidationANoOp) {
+  Scene s;
+  s.types = {MakeType({.name = "small", .cpu = 2, .mem_gi = 4, .price = 0.10, .spot_factor = 0})};
+  s.Pool();
+  s.AddNode("a", {.type = "small"});
+  s.AddPod("a", "pa", "1500m");
+  s.AddNode("b", {.type = "small"});
+  s.AddPod("b", "pb", "1500m", [](nlohmann::json& pod) {
+    pod["spec"]["nodeSelector"] = {{"example.com/never", "true"}};
+  });
+  auto result = s.Run(Method::kSingleNodeConsolidation);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(result->commands, SizeIs(0));
+  ASSERT_NE(Find(result->explanations, "b"), nullptr);
+  EXPECT_THAT(Find(result->explanations, "b")->message, HasSubstr("not all pods would schedule"));
+}
+
+TEST(DisruptionTest, MultiNodeReplacesThreeNodesWithOne) {
+  Scene s;
+  s.Pool();
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = absl::StrCat("node-", i);
+    s.AddNode(name);
+    s.AddPod(name, absl::StrCat("p-", i), "1");
+  }
+  s.view.node_pools["default"].spec.disruption->budgets = std::vector<v1::Budget>{};
+  auto result = s.Run(Method::kMultiNodeConsolidation);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result->commands, SizeIs(1));
+  const Command& command = result->commands[0];
+  EXPECT_THAT(command.candidates, SizeIs(3));
+  ASSERT_THAT(command.replacements, SizeIs(1));
+  EXPECT_LT(command.replacements[0].price, 0.20);  // cheaper than the cheapest medium kept
+  EXPECT_EQ(command.pods_moved, 3);
+  EXPECT_GT(command.savings_per_hour, 0.40);
+
+  Options global;
+  global.global_multi_node_search = true;
+  result = s.Run(Method::kMultiNodeConsolidation, global);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result->commands, SizeIs(1));
+  EXPECT_THAT(result->commands[0].candidates, SizeIs(3));
+}
+
+TEST(DisruptionTest, SpotToSpotNeedsTheGateAndFifteenCheaperTypes) {
+  Scene s;
+  s.Pool();
+  s.AddNode("spot", {.type = "large", .capacity_type = "spot"});
+  s.AddPod("spot", "a", "1");
+  auto result = s.Run(Method::kSingleNodeConsolidation);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(result->commands, SizeIs(0));
+  ASSERT_NE(Find(result->explanations, "spot"), nullptr);
+  EXPECT_THAT(Find(result->explanations, "spot")->message,
+              HasSubstr("SpotToSpotConsolidation is disabled"));
+
+  Options gate;
+  gate.spot_to_spot = true;
+  result = s.Run(Method::kSingleNodeConsolidation, gate);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(result->commands, SizeIs(0));
+  EXPECT_THAT(Find(result->explanations, "spot")->message, HasSubstr("requires 15"));
+
+  // 20 cheaper types: the launch list is cut to the 15 cheapest.
+  Scene many;
+  many.types = {Type("large", 8, 16, 0.40)};
+  for (int i = 0; i < 20; ++i) {
+    many.types.push_back(Type(absl::StrCat("t", i), 2, 4, 0.10 + 0.001 * i));
+  }
+  many.Pool();
+  many.AddNode("spot", {.type = "large", .capacity_type = "spot"});
+  many.AddPod("spot", "a", "1");
+  result = many.Run(Method::kSingleNodeConsolidation, gate);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result->commands, SizeIs(1));
+  const solver::NewNodeClaim& r = result->commands[0].replacements.at(0);
+  EXPECT_THAT(r.instance_types, SizeIs(kMinInstanceTypesForSpotToSpot));
+  EXPECT_EQ(r.capacity_type, "spot");
+  EXPECT_EQ(r.instance_types.front()->name(), "t0");
+}
+
+TEST(DisruptionTest, WhenEmptyPoolsAndConsolidateAfterNeverSkipConsolidation) {
+  Scene s;
+  s.Pool("when-empty", v1::ConsolidationPolicy::kWhenEmpty);
+  s.AddNode("a", {.pool = "when-empty"});
+  s.AddPod("a", "pa", "1");
+  std::vector<Explanation> explanations;
+  EXPECT_THAT(GetCandidates(s.view, Method::kSingleNodeConsolidation, {}, &explanations),
+              SizeIs(0));
+  ASSERT_NE(Find(explanations, "a"), nullptr);
+  EXPECT_EQ(Find(explanations, "a")->event_reason, "Unconsolidatable");
+  EXPECT_THAT(Find(explanations, "a")->message, HasSubstr("WhenEmpty"));
+
+  Scene never;
+  never.Pool().spec.disruption->consolidate_after = "Never";
+  never.AddNode("b");
+  never.AddPod("b", "pb", "1");
+  never.AddNode("empty");
+  explanations.clear();
+  EXPECT_THAT(GetCandidates(never.view, Method::kMultiNodeConsolidation, {}, &explanations),
+              SizeIs(0));
+  EXPECT_THAT(Find(explanations, "b")->message, HasSubstr("Never"));
+  EXPECT_THAT(GetCandidates(never.view, Method::kEmptiness, {}, nullptr), SizeIs(0));
+}
+
+TEST(DisruptionTest, BalancedPolicyRejectsSmallSavingsForTheDisruption) {
+  auto build = [](std::optional<v1::ConsolidationPolicy> policy) {
+    auto s = std::make_unique<Scene>();
+    s->types = {MakeType({.name = "a", .cpu = 4, .mem_gi = 8, .price = 0.20, .spot_factor = 0}),
+                MakeType({.name = "b", .cpu = 4, .mem_gi = 8, .price = 0.19, .spot_factor = 0})};
+    s->Pool("default", policy);
+    for (int i = 0; i < 10; ++i) {
+      const std::string name = absl::StrCat("node-", i);
+      s->AddNode(name, {.type = "a"});
+      s->AddPod(name, absl::StrCat("p-", i), "3");
+    }
+    return s;
+  };
+  auto balanced = build(v1::ConsolidationPolicy::kBalanced);
+  auto result = balanced->Run(Method::kSingleNodeConsolidation);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(result->commands, SizeIs(0));
+  bool rejected = false;
+  for (const Explanation& e : result->explanations) {
+    if (e.message.find("Balanced") != std::string::npos) rejected = true;
+  }
+  EXPECT_TRUE(rejected);
+
+  auto underutilized = build(std::nullopt);
+  result = underutilized->Run(Method::kSingleNodeConsolidation);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result->commands, SizeIs(1));
+  EXPECT_EQ(result->commands[0].replacements.at(0).instance_type, "b");
+}
+
+TEST(DisruptionTest, MinSavingsAnnotationKeepsSmallMoves) {
+  Scene s;
+  s.Pool().metadata.annotations[std::string(kMinSavingsAnnotationKey)] = "1.5";
+  s.AddNode("big", {.type = "large"});
+  s.AddPod("big", "a", "1");
+  auto result = s.Run(Method::kSingleNodeConsolidation);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(result->commands, SizeIs(0));
+  EXPECT_THAT(Find(result->explanations, "big")->message, HasSubstr("below the minimum"));
+}
+
+TEST(DisruptionTest, ValidationRejectsWhenAPodAppearedOrTheCandidateIsNominated) {
+  Scene s;
+  s.Pool();
+  s.AddNode("a");
+  s.AddPod("a", "pa", "2");
+  s.AddNode("b");
+  s.AddPod("b", "pb", "1");
+  auto result = s.Run(Method::kSingleNodeConsolidation);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result->commands, SizeIs(1));
+  const Command command = result->commands[0];
+  ASSERT_EQ(command.Decision(), "delete");
+  const std::string candidate = command.candidates[0].name;
+  const std::string other = candidate == "a" ? "b" : "a";
+  {
+    auto simulator = Simulator::Create(s.view, {});
+    ASSERT_TRUE(simulator.ok());
+    EXPECT_TRUE(ValidateCommand(command, s.view, **simulator, {}).ok());
+  }
+  {
+    ClusterView fresh = s.view;
+    // A pod appeared on the destination: the candidate's pods no longer fit there.
+    fresh.snapshot.pods_by_node[other].push_back(
+        s.objects().Pod(state::testing::PodJson("default", "new", other, "2")));
+    auto simulator = Simulator::Create(fresh, {});
+    ASSERT_TRUE(simulator.ok());
+    absl::Status status = ValidateCommand(command, fresh, **simulator, {});
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << status;
+  }
+  {
+    ClusterView fresh = s.view;
+    for (auto& n : fresh.snapshot.nodes) {
+      if (n.Name() == candidate) n.nominated_until = kNow + absl::Seconds(20);
+    }
+    auto simulator = Simulator::Create(fresh, {});
+    ASSERT_TRUE(simulator.ok());
+    absl::Status status = ValidateCommand(command, fresh, **simulator, {});
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(status.message(), HasSubstr("nominated"));
+  }
+}
+
+TEST(DisruptionTest, ConsolidationOrderIsPricePerDisruptionCost) {
+  Scene s;
+  s.Pool();
+  s.AddNode("cheap", {.type = "small"});
+  s.AddPod("cheap", "c", "100m");
+  s.AddNode("dear", {.type = "large"});
+  s.AddPod("dear", "d", "100m");
+  s.AddNode("dear-busy", {.type = "large"});
+  for (int i = 0; i < 5; ++i) s.AddPod("dear-busy", absl::StrCat("b", i), "100m");
+  auto candidates = GetCandidates(s.view, Method::kSingleNodeConsolidation, {}, nullptr);
+  ASSERT_THAT(candidates, SizeIs(3));
+  EXPECT_EQ(candidates[0].name, "dear");
+  EXPECT_EQ(candidates[1].name, "dear-busy");
+  EXPECT_EQ(candidates[2].name, "cheap");
+  EXPECT_DOUBLE_EQ(candidates[0].reschedule_disruption_cost, 2.0);
+}
+
+}  // namespace
+}  // namespace dovetail::controllers::disruption

@@ -1,0 +1,64 @@
+// Helpers shared by the disruption sources (candidates, methods, validation): pod classification
+// on the informers' PodInfo, eviction costs, offering prices and the consolidation computation
+// that both the methods and ValidateCommand run. Internal to dovetail/controllers/disruption.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "dovetail/cloudprovider/instance_type.h"
+#include "dovetail/controllers/disruption/disruption.h"
+#include "dovetail/scheduling/requirements.h"
+#include "dovetail/state/state_node.h"
+
+namespace dovetail::controllers::disruption::internal {
+
+inline constexpr std::string_view kPodDeletionCostAnnotationKey =
+    "controller.kubernetes.io/pod-deletion-cost";
+
+// clamp(1 + deletionCost/2^27 + priority/2^25, -10, 10).
+double EvictionCost(const kube::PodInfo& pod);
+// clamp((expireAfter - age) / expireAfter, 0, 1); 1 without expiry.
+double LifetimeRemaining(const state::StateNode& node, absl::Time now);
+// The pod's karpenter.sh/do-not-disrupt is in force (termination::HasActiveDoNotDisrupt).
+bool HasActiveDoNotDisrupt(const kube::PodInfo& pod, absl::Time now);
+// Active, does not tolerate karpenter.sh/disrupted:NoSchedule, not static.
+bool IsEvictable(const kube::PodInfo& pod);
+
+// The price of the node's offering (its zone and capacity type); nullopt when unknown.
+std::optional<double> NodePrice(const cloudprovider::InstanceType& type, std::string_view zone,
+                                std::string_view capacity_type);
+
+// The price a launch could cost at worst: among the available offerings compatible with
+// `requirements`, those of the capacity type that would be used (reserved, else spot, else
+// on-demand), the most expensive; nullopt when none is compatible.
+std::optional<double> WorstLaunchPrice(const cloudprovider::InstanceType& type,
+                                       const scheduling::Requirements& requirements);
+
+// Whether `types` still offer every minValues of `requirements`.
+bool SatisfiesMinValues(const std::vector<cloudprovider::InstanceTypePtr>& types,
+                        const scheduling::Requirements& requirements);
+
+// Sets the replacement's instance types (cheapest first as given), its instance-type In list and
+// its priced offering (the cheapest available compatible offering of the first type).
+void SetReplacementTypes(solver::NewNodeClaim& replacement,
+                         std::vector<cloudprovider::InstanceTypePtr> types);
+
+// computeConsolidation (§2.8.7): a command, or nullopt with `*why` set when nothing is to be done.
+absl::StatusOr<std::optional<Command>> ComputeConsolidation(Method method,
+                                                            std::span<const Candidate> candidates,
+                                                            const Simulator& simulator,
+                                                            const Options& options,
+                                                            std::string* why);
+
+// The NodePool annotation or the option (min savings per hour, min node age).
+double MinSavings(const apis::v1::NodePool& pool, const Options& options);
+absl::Duration MinNodeAge(const apis::v1::NodePool& pool, const Options& options);
+
+}  // namespace dovetail::controllers::disruption::internal

@@ -1,0 +1,659 @@
+// The disruption methods (reference §2.8.4–2.8.9, §2.8.11): emptiness, drift, multi-node and
+// single-node consolidation, and the consolidation computation they share with validation.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "dovetail/apis/v1/labels.h"
+#include "dovetail/common/status_macros.h"
+#include "dovetail/controllers/disruption/disruption.h"
+#include "dovetail/controllers/disruption/internal.h"
+#include "dovetail/controllers/provisioning/pod_filter.h"
+
+namespace dovetail::controllers::disruption {
+
+namespace v1 = apis::v1;
+using cloudprovider::InstanceTypePtr;
+
+std::string Command::Summary() const {
+  std::vector<std::string> names;
+  names.reserve(candidates.size());
+  for (const Candidate& c : candidates) names.push_back(c.name);
+  std::string out = absl::StrCat(std::string(Decision()), " ", candidates.size(),
+                                 candidates.size() == 1 ? " node" : " nodes", " (",
+                                 absl::StrJoin(names, ", "), ")");
+  if (!replacements.empty()) {
+    std::vector<std::string> shapes;
+    for (const solver::NewNodeClaim& r : replacements) {
+      shapes.push_back(absl::StrCat("(", r.instance_type, ", ", r.capacity_type, ")"));
+    }
+    absl::StrAppend(&out, " with ", replacements.size(), " ", absl::StrJoin(shapes, ", "));
+  }
+  absl::StrAppend(&out, ", saving $", absl::StrFormat("%.4f", savings_per_hour), "/h, moving ",
+                  pods_moved, pods_moved == 1 ? " pod" : " pods");
+  return out;
+}
+
+namespace internal {
+
+std::optional<double> WorstLaunchPrice(const cloudprovider::InstanceType& type,
+                                       const scheduling::Requirements& requirements) {
+  const cloudprovider::Offerings offerings = type.offerings().Available().Compatible(requirements);
+  if (offerings.empty()) return std::nullopt;
+  std::string_view used;
+  for (std::string_view ct :
+       {v1::kCapacityTypeReserved, v1::kCapacityTypeSpot, v1::kCapacityTypeOnDemand}) {
+    for (const cloudprovider::Offering& o : offerings) {
+      if (o.capacity_type == ct) {
+        used = ct;
+        break;
+      }
+    }
+    if (!used.empty()) break;
+  }
+  std::optional<double> worst;
+  for (const cloudprovider::Offering& o : offerings) {
+    if (!used.empty() && o.capacity_type != used) continue;
+    if (!worst.has_value() || o.price > *worst) worst = o.price;
+  }
+  return worst;
+}
+
+bool SatisfiesMinValues(const std::vector<InstanceTypePtr>& types,
+                        const scheduling::Requirements& requirements) {
+  for (const scheduling::Requirement& r : requirements) {
+    if (!r.min_values().has_value()) continue;
+    absl::flat_hash_set<std::string> values;
+    for (const InstanceTypePtr& type : types) {
+      const scheduling::Requirement* own = type->requirements().Find(r.key());
+      if (own == nullptr || own->complement()) continue;
+      for (const std::string& v : own->values()) {
+        if (r.Has(v)) values.insert(v);
+      }
+    }
+    if (static_cast<int64_t>(values.size()) < *r.min_values()) return false;
+  }
+  return true;
+}
+
+void SetReplacementTypes(solver::NewNodeClaim& replacement, std::vector<InstanceTypePtr> types) {
+  // Cheapest first by the offering the claim would be priced with; types with none are dropped.
+  std::vector<std::pair<double, InstanceTypePtr>> priced;
+  for (InstanceTypePtr& type : types) {
+    const cloudprovider::Offering* o = type->CheapestOffering(replacement.requirements);
+    if (o != nullptr) priced.emplace_back(o->price, std::move(type));
+  }
+  std::stable_sort(priced.begin(), priced.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return a.second->name() < b.second->name();
+  });
+  replacement.instance_types.clear();
+  std::vector<std::string> names;
+  for (auto& [price, type] : priced) {
+    names.push_back(type->name());
+    replacement.instance_types.push_back(std::move(type));
+  }
+  const std::string key(v1::kLabelInstanceType);
+  std::optional<int32_t> min_values;
+  if (const scheduling::Requirement* old = replacement.requirements.Find(key)) {
+    min_values = old->min_values();
+  }
+  replacement.requirements.Remove(key);
+  scheduling::Requirement in = scheduling::Requirement::In(key, names);
+  in.set_min_values(min_values);
+  replacement.requirements.Add(std::move(in));
+  if (replacement.instance_types.empty()) return;
+  const cloudprovider::Offering* o =
+      replacement.instance_types.front()->CheapestOffering(replacement.requirements);
+  replacement.instance_type = replacement.instance_types.front()->name();
+  replacement.zone = o->zone;
+  replacement.capacity_type = o->capacity_type;
+  replacement.price = o->price;
+}
+
+namespace {
+
+// The fewest cheapest types (in order) that keep minValues; all of them when none suffices.
+size_t TypesNeededForMinValues(const std::vector<InstanceTypePtr>& types,
+                               const scheduling::Requirements& requirements) {
+  for (size_t n = 0; n <= types.size(); ++n) {
+    std::vector<InstanceTypePtr> prefix(types.begin(), types.begin() + n);
+    if (SatisfiesMinValues(prefix, requirements)) return n;
+  }
+  return types.size();
+}
+
+std::vector<InstanceTypePtr> CheaperThan(const std::vector<InstanceTypePtr>& types,
+                                         const scheduling::Requirements& requirements,
+                                         double limit) {
+  std::vector<InstanceTypePtr> out;
+  for (const InstanceTypePtr& type : types) {
+    std::optional<double> worst = WorstLaunchPrice(*type, requirements);
+    if (worst.has_value() && *worst < limit) out.push_back(type);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<Command>> ComputeConsolidation(Method method,
+                                                            std::span<const Candidate> candidates,
+                                                            const Simulator& simulator,
+                                                            const Options& options,
+                                                            std::string* why) {
+  ASSIGN_OR_RETURN(Simulator::Result result, simulator.Simulate(candidates));
+  if (!result.unschedulable.empty()) {
+    const auto& [pod, reason] = result.unschedulable.front();
+    *why = absl::StrCat("not all pods would schedule, ", pod, " => ", reason);
+    if (result.unschedulable.size() > 1) {
+      absl::StrAppend(why, " (and ", result.unschedulable.size() - 1, " other pods)");
+    }
+    return std::nullopt;
+  }
+  Command command;
+  command.method = method;
+  command.candidates.assign(candidates.begin(), candidates.end());
+  double sources = 0;
+  bool all_spot = true;
+  for (const Candidate& c : candidates) {
+    sources += c.price;
+    command.pods_moved += static_cast<int>(c.reschedulable.size());
+    all_spot = all_spot && c.capacity_type == v1::kCapacityTypeSpot;
+  }
+  if (result.plan.node_claims.empty()) {
+    command.savings_per_hour = sources;
+    return command;
+  }
+  if (result.plan.node_claims.size() > 1) {
+    *why = absl::StrCat("Can't remove without creating ", result.plan.node_claims.size(),
+                        " candidates");
+    return std::nullopt;
+  }
+  solver::NewNodeClaim replacement = std::move(result.plan.node_claims.front());
+  replacement.pods.clear();
+  const std::string ct_key(v1::kCapacityTypeLabelKey);
+  const scheduling::Requirement ct = replacement.requirements.Get(ct_key);
+  std::vector<InstanceTypePtr> types;
+  if (all_spot && ct.Has(v1::kCapacityTypeSpot)) {
+    if (!options.spot_to_spot) {
+      *why = "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node";
+      return std::nullopt;
+    }
+    replacement.requirements.Add(
+        scheduling::Requirement::In(ct_key, {std::string(v1::kCapacityTypeSpot)}));
+    types = CheaperThan(replacement.instance_types, replacement.requirements, sources);
+    if (types.empty()) {
+      *why = "Can't replace spot node with a cheaper spot node";
+      return std::nullopt;
+    }
+    if (candidates.size() == 1) {
+      if (types.size() < kMinInstanceTypesForSpotToSpot) {
+        *why = absl::StrCat("SpotToSpotConsolidation requires ", kMinInstanceTypesForSpotToSpot,
+                            " cheaper instance type options than the current candidate to "
+                            "consolidate, got ",
+                            types.size());
+        return std::nullopt;
+      }
+      SetReplacementTypes(replacement, std::move(types));
+      types = replacement.instance_types;
+      const size_t keep = std::max(kMinInstanceTypesForSpotToSpot,
+                                   TypesNeededForMinValues(types, replacement.requirements));
+      if (types.size() > keep) types.resize(keep);
+    }
+  } else {
+    types = CheaperThan(replacement.instance_types, replacement.requirements, sources);
+    if (types.empty()) {
+      *why = "Can't replace with a cheaper node";
+      return std::nullopt;
+    }
+    if (ct.Has(v1::kCapacityTypeSpot) && ct.Has(v1::kCapacityTypeOnDemand)) {
+      replacement.requirements.Add(
+          scheduling::Requirement::In(ct_key, {std::string(v1::kCapacityTypeSpot)}));
+    }
+  }
+  SetReplacementTypes(replacement, std::move(types));
+  if (replacement.instance_types.empty()) {
+    *why = "Can't replace with a cheaper node";
+    return std::nullopt;
+  }
+  if (!SatisfiesMinValues(replacement.instance_types, replacement.requirements)) {
+    *why = "Can't replace with a cheaper node while keeping minValues";
+    return std::nullopt;
+  }
+  command.savings_per_hour = sources - replacement.price;
+  command.replacements.push_back(std::move(replacement));
+  return command;
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::ComputeConsolidation;
+
+constexpr char kUnconsolidatable[] = "Unconsolidatable";
+constexpr char kDisruptionBlocked[] = "DisruptionBlocked";
+
+Explanation Explain(const Candidate& c, Method method, bool disrupted, std::string event_reason,
+                    std::string message) {
+  return Explanation{.node = c.name,
+                     .node_claim = c.node_claim,
+                     .node_pool = c.node_pool,
+                     .method = method,
+                     .disrupted = disrupted,
+                     .event_reason = std::move(event_reason),
+                     .message = std::move(message)};
+}
+
+std::string NoBudget(const Candidate& c, v1::DisruptionReason reason) {
+  return absl::StrCat("NodePool \"", c.node_pool, "\" has no disruptions left for reason ",
+                      reason == v1::DisruptionReason::kEmpty     ? "Empty"
+                      : reason == v1::DisruptionReason::kDrifted ? "Drifted"
+                                                                 : "Underutilized");
+}
+
+// Per Balanced NodePool: the cost and disruption cost of all its nodes (§2.8.11).
+struct PoolTotals {
+  double cost = 0;
+  double disruption = 0;
+};
+
+v1::ConsolidationPolicy PolicyOf(const v1::NodePool& pool) {
+  if (!pool.spec.disruption.has_value() ||
+      !pool.spec.disruption->consolidation_policy.has_value()) {
+    return v1::ConsolidationPolicy::kWhenEmptyOrUnderutilized;
+  }
+  return *pool.spec.disruption->consolidation_policy;
+}
+
+class Balanced {
+ public:
+  explicit Balanced(const ClusterView& view) {
+    for (const auto& [name, pool] : view.node_pools) {
+      if (PolicyOf(pool) == v1::ConsolidationPolicy::kBalanced) totals_[name];
+    }
+    if (totals_.empty()) return;
+    for (const state::StateNode& sn : view.snapshot.nodes) {
+      if (!sn.Managed() || sn.node == nullptr || !sn.Active()) continue;
+      auto t = totals_.find(sn.NodePool());
+      if (t == totals_.end()) continue;
+      const apis::core::StringMap labels = sn.Labels();
+      auto label = [&](std::string_view key) {
+        auto it = labels.find(key);
+        return it == labels.end() ? std::string() : it->second;
+      };
+      const std::string type_name = label(v1::kLabelInstanceType);
+      auto types = view.instance_types.find(t->first);
+      if (types != view.instance_types.end()) {
+        for (const InstanceTypePtr& type : types->second) {
+          if (type == nullptr || type->name() != type_name) continue;
+          t->second.cost += internal::NodePrice(*type, label(v1::kLabelTopologyZone),
+                                                label(v1::kCapacityTypeLabelKey))
+                                .value_or(0);
+          break;
+        }
+      }
+      double disruption = 1;
+      auto pods = view.snapshot.pods_by_node.find(sn.Name());
+      if (pods != view.snapshot.pods_by_node.end()) {
+        for (const state::PodPtr& pod : pods->second) {
+          if (provisioning::IsReschedulable(*pod, view.now)) {
+            disruption += std::max(0.0, internal::EvictionCost(*pod));
+          }
+        }
+      }
+      t->second.disruption += disruption;
+    }
+  }
+
+  // "" when every Balanced pool of the move approves it; else why not. `replacement_price` is
+  // what the move launches (0 for a delete).
+  std::string Rejects(std::span<const Candidate> candidates, double replacement_price) const {
+    if (totals_.empty()) return "";
+    double sources = 0;
+    absl::flat_hash_map<std::string, std::pair<double, double>> by_pool;  // cost, disruption
+    for (const Candidate& c : candidates) {
+      sources += c.price;
+      auto& [cost, disruption] = by_pool[c.node_pool];
+      cost += c.price;
+      disruption += c.reschedule_disruption_cost;
+    }
+    const double savings = sources - replacement_price;
+    constexpr double kK = 2;
+    std::vector<std::string> pools;
+    for (const auto& [pool, totals] : by_pool) pools.push_back(pool);
+    std::sort(pools.begin(), pools.end());
+    for (const std::string& pool : pools) {
+      auto t = totals_.find(pool);
+      if (t == totals_.end()) continue;  // not Balanced
+      const auto& [cost, disruption] = by_pool.at(pool);
+      const double pool_savings = sources > 0 ? savings * cost / sources : 0;
+      const double pool_cost = t->second.cost > 0 ? t->second.cost : cost;
+      const double savings_fraction = pool_cost > 0 ? pool_savings / pool_cost : 0;
+      const double disruption_fraction =
+          t->second.disruption > 0 ? disruption / t->second.disruption : 0;
+      double score = 0;
+      if (pool_savings <= 0) {
+        score = 0;
+      } else if (disruption_fraction <= 0) {
+        score = std::numeric_limits<double>::infinity();
+      } else {
+        score = savings_fraction / disruption_fraction;
+      }
+      if (score < 1 / kK) {
+        return absl::StrFormat(
+            "NodePool \"%s\" (Balanced) rejects the move: score %.4f below %.2f (savings %.4f of "
+            "the pool's cost, disruption %.4f of the pool's)",
+            pool, score, 1 / kK, savings_fraction, disruption_fraction);
+      }
+    }
+    return "";
+  }
+
+ private:
+  absl::flat_hash_map<std::string, PoolTotals> totals_;
+};
+
+// The Dovetail churn guard: the largest minimum savings among the candidates' pools.
+std::string BelowMinSavings(const Command& command, const ClusterView& view,
+                            const Options& options) {
+  double min_savings = 0;
+  for (const Candidate& c : command.candidates) {
+    auto pool = view.node_pools.find(c.node_pool);
+    if (pool == view.node_pools.end()) continue;
+    min_savings = std::max(min_savings, internal::MinSavings(pool->second, options));
+  }
+  if (min_savings <= 0 || command.savings_per_hour >= min_savings) return "";
+  return absl::StrFormat("savings $%.4f/h below the minimum $%.4f/h", command.savings_per_hour,
+                         min_savings);
+}
+
+// Drops the replacement types that cost as much as the cheapest candidate of a type the
+// replacement offers (keeping that node would disrupt less).
+std::vector<InstanceTypePtr> FilterOutSameInstanceType(const solver::NewNodeClaim& replacement,
+                                                       std::span<const Candidate> candidates) {
+  absl::flat_hash_map<std::string, double> price_by_type;
+  for (const Candidate& c : candidates) {
+    auto [it, inserted] = price_by_type.try_emplace(c.instance_type, c.price);
+    if (!inserted) it->second = std::min(it->second, c.price);
+  }
+  double max_price = std::numeric_limits<double>::max();
+  for (const InstanceTypePtr& type : replacement.instance_types) {
+    auto it = price_by_type.find(type->name());
+    if (it != price_by_type.end()) max_price = std::min(max_price, it->second);
+  }
+  std::vector<InstanceTypePtr> out;
+  for (const InstanceTypePtr& type : replacement.instance_types) {
+    const cloudprovider::Offering* o = type->CheapestOffering(replacement.requirements);
+    if (o != nullptr && o->price < max_price) out.push_back(type);
+  }
+  return out;
+}
+
+void ExplainCommand(const Command& command, std::vector<Explanation>& out) {
+  const std::string summary = command.Summary();
+  for (const Candidate& c : command.candidates) {
+    out.push_back(Explain(c, command.method, true, "", summary));
+  }
+}
+
+MethodResult Emptiness(const ClusterView& view, BudgetMapping& budgets, const Options& options) {
+  MethodResult out;
+  std::vector<Candidate> candidates =
+      GetCandidates(view, Method::kEmptiness, options, &out.explanations);
+  Command command;
+  command.method = Method::kEmptiness;
+  for (Candidate& c : candidates) {
+    if (budgets.Remaining(c.node_pool) <= 0) {
+      out.explanations.push_back(
+          Explain(c, Method::kEmptiness, false, "", NoBudget(c, v1::DisruptionReason::kEmpty)));
+      continue;
+    }
+    budgets.Take(c.node_pool);
+    command.savings_per_hour += c.price;
+    command.pods_moved += static_cast<int>(c.reschedulable.size());
+    command.candidates.push_back(std::move(c));
+  }
+  if (!command.candidates.empty()) {
+    ExplainCommand(command, out.explanations);
+    out.commands.push_back(std::move(command));
+  }
+  return out;
+}
+
+absl::StatusOr<MethodResult> Drift(const ClusterView& view, const Simulator& simulator,
+                                   BudgetMapping& budgets, const Options& options) {
+  MethodResult out;
+  std::vector<Candidate> candidates =
+      GetCandidates(view, Method::kDrift, options, &out.explanations);
+  for (Candidate& c : candidates) {
+    if (budgets.Remaining(c.node_pool) <= 0) {
+      out.explanations.push_back(
+          Explain(c, Method::kDrift, false, "", NoBudget(c, v1::DisruptionReason::kDrifted)));
+      continue;
+    }
+    ASSIGN_OR_RETURN(Simulator::Result result, simulator.Simulate(std::span(&c, 1)));
+    if (!result.unschedulable.empty()) {
+      const auto& [pod, reason] = result.unschedulable.front();
+      out.explanations.push_back(
+          Explain(c, Method::kDrift, false, kDisruptionBlocked,
+                  absl::StrCat("not all pods would schedule, ", pod, " => ", reason)));
+      continue;
+    }
+    Command command;
+    command.method = Method::kDrift;
+    command.pods_moved = static_cast<int>(c.reschedulable.size());
+    double launched = 0;
+    for (solver::NewNodeClaim& claim : result.plan.node_claims) {
+      claim.pods.clear();
+      launched += claim.price;
+      command.replacements.push_back(std::move(claim));
+    }
+    command.savings_per_hour = c.price - launched;
+    budgets.Take(c.node_pool);
+    command.candidates.push_back(std::move(c));
+    ExplainCommand(command, out.explanations);
+    out.commands.push_back(std::move(command));
+    break;
+  }
+  return out;
+}
+
+absl::StatusOr<MethodResult> MultiNode(const ClusterView& view, const Simulator& simulator,
+                                       BudgetMapping& budgets, const Options& options,
+                                       const Clock& clock) {
+  const absl::Time start = clock.Now();
+  MethodResult out;
+  std::vector<Candidate> all =
+      GetCandidates(view, Method::kMultiNodeConsolidation, options, &out.explanations);
+  // Budget pre-filter: keep a candidate only while its pool has budget left.
+  absl::flat_hash_map<std::string, int64_t> left;
+  std::vector<Candidate> candidates;
+  for (Candidate& c : all) {
+    auto [it, inserted] = left.try_emplace(c.node_pool, budgets.Remaining(c.node_pool));
+    if (it->second <= 0) {
+      out.explanations.push_back(Explain(c, Method::kMultiNodeConsolidation, false, "",
+                                         NoBudget(c, v1::DisruptionReason::kUnderutilized)));
+      continue;
+    }
+    --it->second;
+    candidates.push_back(std::move(c));
+  }
+  const size_t max = std::min(candidates.size(), options.max_multi_node_batch);
+  if (max < 2) {
+    for (const Candidate& c : candidates) {
+      out.explanations.push_back(Explain(c, Method::kMultiNodeConsolidation, false, "",
+                                         "fewer than 2 candidates for multi-node consolidation"));
+    }
+    return out;
+  }
+  const Balanced balanced(view);
+  // A valid command for the first k candidates, or nullopt.
+  auto attempt = [&](size_t k) -> absl::StatusOr<std::optional<Command>> {
+    std::span<const Candidate> prefix(candidates.data(), k);
+    std::string why;
+    ASSIGN_OR_RETURN(
+        std::optional<Command> command,
+        ComputeConsolidation(Method::kMultiNodeConsolidation, prefix, simulator, options, &why));
+    if (!command.has_value()) return std::nullopt;
+    double launched = 0;
+    if (!command->replacements.empty()) {
+      solver::NewNodeClaim& r = command->replacements.front();
+      internal::SetReplacementTypes(r, FilterOutSameInstanceType(r, prefix));
+      if (r.instance_types.empty()) return std::nullopt;
+      launched = r.price;
+      double sources = 0;
+      for (const Candidate& c : prefix) sources += c.price;
+      command->savings_per_hour = sources - launched;
+    }
+    if (!balanced.Rejects(prefix, launched).empty()) return std::nullopt;
+    if (!BelowMinSavings(*command, view, options).empty()) return std::nullopt;
+    return command;
+  };
+
+  std::optional<Command> best;
+  bool timed_out = false;
+  if (options.global_multi_node_search) {
+    for (size_t k = 2; k <= max; ++k) {
+      if (clock.Now() - start > options.multi_node_timeout) {
+        timed_out = true;
+        break;
+      }
+      ASSIGN_OR_RETURN(std::optional<Command> command, attempt(k));
+      if (command.has_value() &&
+          (!best.has_value() || command->savings_per_hour >= best->savings_per_hour)) {
+        best = std::move(command);
+      }
+    }
+  } else {
+    size_t lo = 2, hi = max;
+    while (lo <= hi) {
+      if (clock.Now() - start > options.multi_node_timeout) {
+        timed_out = true;
+        break;
+      }
+      const size_t mid = (lo + hi) / 2;
+      ASSIGN_OR_RETURN(std::optional<Command> command, attempt(mid));
+      if (command.has_value()) {
+        best = std::move(command);
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+  }
+  absl::flat_hash_set<std::string> chosen;
+  if (best.has_value()) {
+    for (const Candidate& c : best->candidates) {
+      chosen.insert(c.name);
+      budgets.Take(c.node_pool);
+    }
+    ExplainCommand(*best, out.explanations);
+  }
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
+    if (chosen.contains(c.name)) continue;
+    std::string message =
+        i >= max ? absl::StrCat("beyond the multi-node batch of ", max)
+                 : (best.has_value() ? "not in the largest consolidatable group of candidates"
+                                     : "no group of candidates including it can be consolidated");
+    if (timed_out) absl::StrAppend(&message, " (search timed out)");
+    out.explanations.push_back(Explain(c, Method::kMultiNodeConsolidation, false, "", message));
+  }
+  if (best.has_value()) out.commands.push_back(std::move(*best));
+  return out;
+}
+
+absl::StatusOr<MethodResult> SingleNode(const ClusterView& view, const Simulator& simulator,
+                                        BudgetMapping& budgets, const Options& options,
+                                        const Clock& clock) {
+  const absl::Time start = clock.Now();
+  MethodResult out;
+  std::vector<Candidate> sorted =
+      GetCandidates(view, Method::kSingleNodeConsolidation, options, &out.explanations);
+  // Round robin over NodePools, each pool's candidates in order.
+  std::vector<std::string> pool_order;
+  absl::flat_hash_map<std::string, std::vector<Candidate*>> by_pool;
+  for (Candidate& c : sorted) {
+    auto [it, inserted] = by_pool.try_emplace(c.node_pool);
+    if (inserted) pool_order.push_back(c.node_pool);
+    it->second.push_back(&c);
+  }
+  std::vector<Candidate*> candidates;
+  for (size_t round = 0; candidates.size() < sorted.size(); ++round) {
+    for (const std::string& pool : pool_order) {
+      const auto& list = by_pool[pool];
+      if (round < list.size()) candidates.push_back(list[round]);
+    }
+  }
+  const Balanced balanced(view);
+  for (Candidate* c : candidates) {
+    if (clock.Now() - start > options.single_node_timeout) break;
+    if (budgets.Remaining(c->node_pool) <= 0) {
+      out.explanations.push_back(Explain(*c, Method::kSingleNodeConsolidation, false, "",
+                                         NoBudget(*c, v1::DisruptionReason::kUnderutilized)));
+      continue;
+    }
+    std::span<const Candidate> one(c, 1);
+    if (std::string why = balanced.Rejects(one, 0); !why.empty()) {
+      out.explanations.push_back(Explain(*c, Method::kSingleNodeConsolidation, false,
+                                         kUnconsolidatable,
+                                         absl::StrCat(why, " even if deleted outright")));
+      continue;
+    }
+    std::string why;
+    ASSIGN_OR_RETURN(
+        std::optional<Command> command,
+        ComputeConsolidation(Method::kSingleNodeConsolidation, one, simulator, options, &why));
+    if (!command.has_value()) {
+      out.explanations.push_back(
+          Explain(*c, Method::kSingleNodeConsolidation, false, kUnconsolidatable, why));
+      continue;
+    }
+    const double launched = command->replacements.empty() ? 0 : command->replacements.front().price;
+    if (std::string rejected = balanced.Rejects(one, launched); !rejected.empty()) {
+      out.explanations.push_back(
+          Explain(*c, Method::kSingleNodeConsolidation, false, kUnconsolidatable, rejected));
+      continue;
+    }
+    if (std::string below = BelowMinSavings(*command, view, options); !below.empty()) {
+      out.explanations.push_back(Explain(*c, Method::kSingleNodeConsolidation, false, "",
+                                         absl::StrCat(command->Summary(), " not taken: ", below)));
+      continue;
+    }
+    budgets.Take(c->node_pool);
+    ExplainCommand(*command, out.explanations);
+    out.commands.push_back(std::move(*command));
+    break;
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<MethodResult> ComputeCommands(Method method, const ClusterView& view,
+                                             const Simulator& simulator, BudgetMapping& budgets,
+                                             const Options& options, const Clock& clock) {
+  switch (method) {
+    case Method::kEmptiness:
+      return Emptiness(view, budgets, options);
+    case Method::kDrift:
+      return Drift(view, simulator, budgets, options);
+    case Method::kMultiNodeConsolidation:
+      return MultiNode(view, simulator, budgets, options, clock);
+    case Method::kSingleNodeConsolidation:
+      return SingleNode(view, simulator, budgets, options, clock);
+  }
+  return absl::InvalidArgumentError("unknown disruption method");
+}
+
+}  // namespace dovetail::controllers::disruption
