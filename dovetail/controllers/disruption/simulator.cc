@@ -1,5 +1,5 @@
 // The scheduling simulation of disruption (reference §2.8.5, §2.8.7): the solver's input built
-// once per view, then one question per candidate set.
+// once per view into a solver::Session, then one question per candidate set.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -14,6 +14,7 @@
 #include "dovetail/controllers/disruption/disruption.h"
 #include "dovetail/controllers/provisioning/node_claim_builder.h"
 #include "dovetail/controllers/provisioning/pod_filter.h"
+#include "dovetail/solver/session.h"
 #include "dovetail/state/pod_conversion.h"
 
 namespace dovetail::controllers::disruption {
@@ -50,8 +51,9 @@ class SolveSimulator final : public Simulator {
  public:
   absl::Status Init(const ClusterView& view, const Options& options) {
     ASSIGN_OR_RETURN(existing_, state::ToSolverNodes(view.snapshot));
-    existing_.AppendTo(base_);
-    for (size_t i = 0; i < base_.nodes.size(); ++i) node_index_[base_.nodes[i].name] = i;
+    solver::Input base;
+    existing_.AppendTo(base);
+    for (size_t i = 0; i < base.nodes.size(); ++i) node_index_[base.nodes[i].name] = i;
     for (const auto& pod : existing_.pods) bound_by_key_[PodKey(*pod)] = pod.get();
 
     // NodePools, by name for a deterministic input.
@@ -74,22 +76,22 @@ class SolveSimulator final : public Simulator {
         t.instance_types.push_back(type);
       }
       if (t.instance_types.empty()) continue;
-      base_.pools.push_back(std::move(t));
+      base.pools.push_back(std::move(t));
     }
 
     for (const core::DaemonSet& ds : view.daemon_sets) {
       owned_.push_back(DaemonSetPod(ds));
-      base_.daemon_sets.push_back(
+      base.daemon_sets.push_back(
           {absl::StrCat(ds.metadata.namespace_, "/", ds.metadata.name), owned_.back().get()});
     }
-    for (const auto& [ns, labels] : view.namespace_labels) base_.namespace_labels[ns] = labels;
+    for (const auto& [ns, labels] : view.namespace_labels) base.namespace_labels[ns] = labels;
 
     // Pending pods, then the pods of nodes that are going away.
     for (const state::PodPtr& info : view.pending_pods) {
       absl::StatusOr<core::Pod> pod = state::ToPod(*info);
       if (!pod.ok()) continue;  // provisioning reports it
       owned_.push_back(std::make_unique<core::Pod>(std::move(*pod)));
-      base_.pods.push_back(owned_.back().get());
+      base.pods.push_back(owned_.back().get());
     }
     for (const state::StateNode& node : view.snapshot.nodes) {
       if (node.Active()) continue;
@@ -101,19 +103,20 @@ class SolveSimulator final : public Simulator {
         if (!pod.ok()) continue;
         pod->spec.node_name.clear();
         owned_.push_back(std::make_unique<core::Pod>(std::move(*pod)));
-        base_.pods.push_back(owned_.back().get());
+        base.pods.push_back(owned_.back().get());
         deleting_pods_.insert(owned_.back().get());
       }
     }
-    std::sort(base_.pods.begin(), base_.pods.end(), [](const core::Pod* a, const core::Pod* b) {
+    std::sort(base.pods.begin(), base.pods.end(), [](const core::Pod* a, const core::Pod* b) {
       return std::tie(a->metadata.namespace_, a->metadata.name) <
              std::tie(b->metadata.namespace_, b->metadata.name);
     });
 
-    base_.options.respect_preferences = options.respect_preferences;
-    base_.options.min_values_strict = options.min_values_strict;
-    base_.options.improve = false;
-    base_.options.lower_bound = false;
+    base.options.respect_preferences = options.respect_preferences;
+    base.options.min_values_strict = options.min_values_strict;
+    base.options.improve = false;
+    base.options.lower_bound = false;
+    ASSIGN_OR_RETURN(session_, solver::Session::Create(std::move(base)));
     return absl::OkStatus();
   }
 
@@ -149,7 +152,7 @@ class SolveSimulator final : public Simulator {
     }
     // Disruption must not count on nodes that are not initialized yet.
     absl::flat_hash_map<std::string_view, const solver::ExistingNode*> nodes;
-    for (const solver::ExistingNode& n : base_.nodes) nodes[n.name] = &n;
+    for (const solver::ExistingNode& n : session_->base().nodes) nodes[n.name] = &n;
     for (const solver::ExistingPlacement& placement : plan.existing) {
       auto n = nodes.find(placement.node);
       if (n == nodes.end() || n->second->initialized) continue;
@@ -166,33 +169,14 @@ class SolveSimulator final : public Simulator {
   }
 
  private:
-  // The base input without the removed nodes (and their pods), with `moved` to place.
   absl::StatusOr<solver::Plan> Run(std::span<const size_t> removed,
                                    std::span<const core::Pod* const> moved) const {
-    solver::Input input;
-    absl::flat_hash_set<std::string_view> gone;
-    for (size_t i : removed) gone.insert(base_.nodes[i].name);
-    input.nodes.reserve(base_.nodes.size());
-    for (const solver::ExistingNode& n : base_.nodes) {
-      if (!gone.contains(n.name)) input.nodes.push_back(n);
-    }
-    input.bound_pods.reserve(base_.bound_pods.size());
-    for (const core::Pod* p : base_.bound_pods) {
-      if (!gone.contains(p->spec.node_name)) input.bound_pods.push_back(p);
-    }
-    input.pods = base_.pods;
-    input.pods.insert(input.pods.end(), moved.begin(), moved.end());
-    input.pools = base_.pools;
-    input.daemon_sets = base_.daemon_sets;
-    input.namespace_labels = base_.namespace_labels;
-    input.volume_requirements = base_.volume_requirements;
-    input.options = base_.options;
-    return solver::Solve(input);
+    return session_->Simulate(removed, moved);
   }
 
   state::SolverNodes existing_;
   std::vector<std::unique_ptr<core::Pod>> owned_;
-  solver::Input base_;
+  std::unique_ptr<solver::Session> session_;
   absl::flat_hash_map<std::string, size_t> node_index_;
   absl::flat_hash_map<std::string, const core::Pod*> bound_by_key_;
   absl::flat_hash_set<const core::Pod*> deleting_pods_;
