@@ -2,8 +2,11 @@
 #include <memory>
 #include <vector>
 
+#include "dovetail/controllers/nodeclaim/disruption_conditions_controller.h"
+#include "dovetail/controllers/nodeclaim/expiration_controller.h"
 #include "dovetail/controllers/nodeclaim/garbage_collection_controller.h"
 #include "dovetail/controllers/nodeclaim/lifecycle_controller.h"
+#include "dovetail/controllers/nodeclaim/pod_events_controller.h"
 #include "dovetail/controllers/provisioning/provisioner.h"
 #include "dovetail/controllers/termination/termination_controller.h"
 #include "dovetail/operator/operator.h"
@@ -15,6 +18,9 @@ std::vector<std::unique_ptr<controllers::Controller>> BuildControllers(
   std::vector<std::unique_ptr<controllers::Controller>> out;
   out.push_back(std::make_unique<controllers::nodeclaim::LifecycleController>(deps));
   out.push_back(std::make_unique<controllers::nodeclaim::GarbageCollectionController>(deps));
+  out.push_back(std::make_unique<controllers::nodeclaim::PodEventsController>(deps));
+  out.push_back(std::make_unique<controllers::nodeclaim::DisruptionConditionsController>(deps));
+  out.push_back(std::make_unique<controllers::nodeclaim::ExpirationController>(deps));
   out.push_back(std::make_unique<controllers::termination::TerminationController>(deps));
   controllers::provisioning::Options provisioning;
   provisioning.batch_idle_duration = options.batch_idle_duration;

@@ -1,0 +1,90 @@
+// DisruptionConditionsController ("nodeclaim.disruption"): keeps the Consolidatable and Drifted
+// conditions of every NodeClaim of a NodePool (reference §2.6, §2.9; the decisions are
+// disruption_conditions.h). Standalone NodeClaims (no karpenter.sh/nodepool label), NodeClaims
+// being deleted and NodeClaims whose NodePool does not exist are left alone.
+//
+// Keyed by NodeClaim name; triggered by the NodeClaim informer and by changes of a NodePool's
+// spec, labels or annotations (every NodeClaim of the pool). The NodePools come from this
+// controller's own NodePool informer, with the CRD defaults applied. Each reconcile reads the
+// NodeClaim from the API server and:
+//   1. re-stamps karpenter.sh/nodepool-hash(-version) when the claim's hash version is not the
+//      current one (hash-version migration instead of drift);
+//   2. Consolidatable: True once consolidateAfter has passed since the last pod event (or since
+//      Initialized), removed before that, when consolidateAfter is Never or the claim is not
+//      Initialized; requeued for the instant it becomes consolidatable;
+//   3. Drifted, for launched claims (removed otherwise), first hit wins: NodePoolDrifted,
+//      RequirementsDrifted, InstanceTypeNotFound (claims older than 1 h; a check that finds the
+//      type is remembered by UID for 30 min), then CloudProvider::IsDrifted; removed when none
+//      hits; looked at again every `drift_recheck`;
+// then writes annotations and status with merge patches carrying the resourceVersion it read (a
+// conflict retries the reconcile). Unparseable NodePool fields are logged and that check skipped.
+// Thread-safety: see controllers/controller.h; informer handlers only enqueue.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "dovetail/apis/v1/nodeclaim.h"
+#include "dovetail/apis/v1/nodepool.h"
+#include "dovetail/controllers/controller.h"
+#include "dovetail/controllers/nodeclaim/disruption_conditions.h"
+#include "dovetail/kube/informer.h"
+#include "dovetail/kube/workqueue.h"
+
+namespace dovetail::controllers::nodeclaim {
+
+struct DisruptionConditionsOptions {
+  int workers = 4;
+  absl::Duration drift_recheck = kDriftRecheck;
+  // Options of the controller's own NodePool informer.
+  kube::InformerOptions informer_options;
+  kube::WorkQueueOptions queue = {.base_delay = absl::Seconds(1), .max_delay = absl::Minutes(1)};
+};
+
+class DisruptionConditionsController final : public Controller {
+ public:
+  using NodePoolInformer = kube::Informer<kube::ApiObjectCodec<apis::v1::NodePool>>;
+
+  // Registers the NodeClaim and NodePool informer handlers; `deps` must outlive this object.
+  explicit DisruptionConditionsController(const Dependencies& deps,
+                                          DisruptionConditionsOptions options = {});
+  ~DisruptionConditionsController() override;
+
+  std::string_view Name() const override { return "nodeclaim.disruption"; }
+  // Starts the NodePool informer, enqueues every cached NodeClaim of a pool, starts the workers.
+  void Start() override;
+  void Stop() override;
+
+  // One reconcile of the named NodeClaim (what a worker runs; public for tests).
+  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
+  NodePoolInformer& node_pools() { return node_pools_; }
+
+ private:
+  void Enqueue(const std::string& name);
+  void EnqueuePool(const std::string& pool_name);
+  // The first drift reason, or "". Errors: transient cloud errors.
+  absl::StatusOr<std::string> Drift(const apis::v1::NodeClaim& node_claim,
+                                    const apis::v1::NodePool& node_pool,
+                                    const NodePoolHashStamp& stamp, absl::Time now);
+
+  const Dependencies deps_;
+  const DisruptionConditionsOptions options_;
+  NodePoolInformer node_pools_;
+
+  absl::Mutex cache_mu_;
+  // NodeClaim UID -> when the InstanceTypeNotFound check last found the claim's type.
+  absl::flat_hash_map<std::string, absl::Time> instance_type_found_ ABSL_GUARDED_BY(cache_mu_);
+
+  absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
+  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<kube::Controller> workers_;
+};
+
+}  // namespace dovetail::controllers::nodeclaim

@@ -1,0 +1,60 @@
+// ExpirationController ("nodeclaim.expiration"): deletes a NodeClaim once spec.expireAfter has
+// passed since its creation (reference §2.6 "Expiration"; EvaluateExpiration in
+// disruption_conditions.h). Expiry is forceful, as upstream since v1.0: no disruption budgets, no
+// replacement launched first; the NodeClaim's finalizer then drains and terminates the node
+// (where PDBs and do-not-disrupt only delay the drain, bounded by terminationGracePeriod).
+// Applies to every NodeClaim, standalone ones included.
+// Keyed by NodeClaim name; triggered by the NodeClaim informer. A reconcile reads the NodeClaim
+// from the API server; unless it is being deleted, an expired NodeClaim gets a Normal event
+// "Expired" and is deleted (UID precondition), and karpenter_nodeclaims_disrupted_total
+// {reason="expired", nodepool, capacity_type} is incremented; one not yet expired is requeued for
+// the expiry instant. An unparseable expireAfter is logged and the NodeClaim left alone.
+// Thread-safety: see controllers/controller.h; informer handlers only enqueue.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "dovetail/controllers/controller.h"
+#include "dovetail/kube/workqueue.h"
+#include "dovetail/metrics/registry.h"
+
+namespace dovetail::controllers::nodeclaim {
+
+struct ExpirationOptions {
+  int workers = 2;
+  kube::WorkQueueOptions queue = {.base_delay = absl::Seconds(1), .max_delay = absl::Minutes(1)};
+};
+
+class ExpirationController final : public Controller {
+ public:
+  // Registers the NodeClaim informer handlers and the metric; `deps` must outlive this object.
+  explicit ExpirationController(const Dependencies& deps, ExpirationOptions options = {});
+  ~ExpirationController() override;
+
+  std::string_view Name() const override { return "nodeclaim.expiration"; }
+  // Enqueues every cached NodeClaim with an expireAfter and starts the workers.
+  void Start() override;
+  void Stop() override;
+
+  // One reconcile of the named NodeClaim (what a worker runs; public for tests).
+  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
+
+ private:
+  void Enqueue(const std::string& name);
+
+  const Dependencies deps_;
+  const ExpirationOptions options_;
+  metrics::Counter* disrupted_ = nullptr;  // karpenter_nodeclaims_disrupted_total, or null
+
+  absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
+  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<kube::Controller> workers_;
+};
+
+}  // namespace dovetail::controllers::nodeclaim

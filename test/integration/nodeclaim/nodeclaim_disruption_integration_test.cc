@@ -1,0 +1,301 @@
+// The NodeClaim disruption-condition and expiration controllers against a real kube-apiserver: a
+// NodePool and NodeClaims (CRDs from charts/) whose status the test writes as the lifecycle
+// controller would (Launched, Registered, Initialized), the real informers, cluster state and
+// event recorder, the kwok CloudProvider, and a fake clock the test moves. Checks that
+// Consolidatable becomes True once consolidateAfter has passed, that a template label change
+// drifts a NodeClaim (NodePoolDrifted), that narrowing the pool's requirements drifts only the
+// NodeClaim whose label was narrowed out (RequirementsDrifted), and that an expired NodeClaim is
+// deleted and counted.
+//
+// Where the work queue would wait on the real clock for a requeue, the test advances the fake
+// clock and runs the reconcile itself (Reconcile is public for that); pool changes travel the
+// informer path. Other integration tests share the API server, so every assertion is about this
+// test's objects.
+
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "dovetail/apis/core/codec.h"
+#include "dovetail/apis/v1/labels.h"
+#include "dovetail/apis/v1/nodeclaim.h"
+#include "dovetail/apis/v1/nodepool.h"
+#include "dovetail/cloudprovider/kwok/kwok_cloud_provider.h"
+#include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
+#include "dovetail/common/clock.h"
+#include "dovetail/controllers/controller.h"
+#include "dovetail/controllers/nodeclaim/conditions.h"
+#include "dovetail/controllers/nodeclaim/disruption_conditions_controller.h"
+#include "dovetail/controllers/nodeclaim/expiration_controller.h"
+#include "dovetail/controllers/provisioning/node_claim_builder.h"
+#include "dovetail/kube/client.h"
+#include "dovetail/kube/errors.h"
+#include "dovetail/kube/event_recorder.h"
+#include "dovetail/kube/rest_client.h"
+#include "dovetail/kube/typed_client.h"
+#include "dovetail/metrics/registry.h"
+#include "dovetail/state/cluster.h"
+#include "dovetail/state/cluster_informers.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test/integration/kube/test_env.h"
+
+namespace dovetail::controllers::nodeclaim {
+namespace {
+
+using kube::testing::UniqueName;
+using kube::testing::WaitFor;
+namespace core = apis::core;
+namespace v1 = apis::v1;
+
+void InstallCrds(kube::Client& client) {
+  const char* bin = std::getenv("DOVETAIL_K8S_BIN");
+  ASSERT_NE(bin, nullptr) << "DOVETAIL_K8S_BIN is not set (run under ctest)";
+  const std::string command =
+      absl::StrCat(bin, "/kubectl apply --server-side --force-conflicts ",
+                   "--field-manager=dovetail-nodeclaim-test -f ", DOVETAIL_SOURCE_DIR,
+                   "/charts/dovetail/crds > /dev/null");
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  ASSERT_TRUE(WaitFor([&] { return client.List(kube::resources::kNodeClaims, "").ok(); }))
+      << "NodeClaims are not served";
+}
+
+std::string Rfc3339(absl::Time t) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
+}
+
+const nlohmann::json kNodeClassRef = {
+    {"group", "karpenter.kwok.sh"}, {"kind", "KWOKNodeClass"}, {"name", "default"}};
+
+nlohmann::json NodePoolJson(const std::string& name) {
+  return {
+      {"apiVersion", "karpenter.sh/v1"},
+      {"kind", "NodePool"},
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"template",
+         {{"metadata", {{"labels", {{"team", "a"}}}}},
+          {"spec",
+           {{"requirements",
+             {{{"key", "example.com/tier"}, {"operator", "In"}, {"values", {"gold", "silver"}}}}},
+            {"nodeClassRef", kNodeClassRef}}}}},
+        {"disruption", {{"consolidateAfter", "30s"}}}}}};
+}
+
+class NodeClaimDisruptionIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    rest_ = kube::testing::NewRestClient(kube::testing::KubeconfigFromEnv());
+    ASSERT_NE(rest_, nullptr);
+    client_ = std::make_unique<kube::Client>(*rest_);
+    InstallCrds(*client_);
+    clock_.Set(absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now())));
+
+    auto catalog = cloudprovider::kwok::SyntheticCatalog();
+    ASSERT_TRUE(catalog.ok()) << catalog.status();
+    cloud_ = std::make_unique<cloudprovider::kwok::KwokCloudProvider>(*client_, *catalog);
+    events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
+    informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
+    deps_ = std::make_unique<Dependencies>(
+        Dependencies{*client_, cluster_, *informers_, *cloud_, clock_, *events_, &metrics_});
+
+    pool_ = UniqueName("nc-it");
+    auto created = client_->Create(kube::resources::kNodePools, "", NodePoolJson(pool_).dump());
+    ASSERT_TRUE(created.ok()) << created.status();
+
+    conditions_ = std::make_unique<DisruptionConditionsController>(*deps_);
+    expiration_ = std::make_unique<ExpirationController>(*deps_);
+    informers_->Start();
+    ASSERT_TRUE(informers_->WaitForSync(absl::Now() + absl::Seconds(60)));
+    conditions_->Start();
+    expiration_->Start();
+    ASSERT_TRUE(conditions_->node_pools().WaitForSync(absl::Now() + absl::Seconds(60)));
+  }
+
+  void TearDown() override {
+    if (conditions_ != nullptr) conditions_->Stop();
+    if (expiration_ != nullptr) expiration_->Stop();
+    if (informers_ != nullptr) informers_->Stop();
+    conditions_.reset();
+    expiration_.reset();
+    if (client_ == nullptr) return;
+    for (const std::string& name : claims_) {
+      (void)client_->Delete(kube::resources::kNodeClaims, "", name);
+    }
+    (void)client_->Delete(kube::resources::kNodePools, "", pool_);
+  }
+
+  v1::NodePool GetPool() {
+    kube::TypedClient<v1::NodePool> pools(*client_, kube::resources::kNodePools);
+    auto pool = pools.Get("", pool_);
+    EXPECT_TRUE(pool.ok()) << pool.status();
+    v1::NodePool out = pool.ok() ? *pool : v1::NodePool{};
+    v1::ApplyDefaults(out);
+    return out;
+  }
+
+  void PatchPool(const nlohmann::json& patch) {
+    auto patched = client_->Patch(kube::resources::kNodePools, "", pool_, kube::PatchType::kMerge,
+                                  patch.dump());
+    ASSERT_TRUE(patched.ok()) << patched.status();
+  }
+
+  // A NodeClaim of the pool stamped with the pool's current hash, launched, registered and
+  // initialized at the fake clock's now.
+  std::string CreateClaim(const std::string& tier, const std::string& expire_after = "720h") {
+    const std::string name = UniqueName(pool_);
+    const nlohmann::json claim = {
+        {"apiVersion", "karpenter.sh/v1"},
+        {"kind", "NodeClaim"},
+        {"metadata",
+         {{"name", name},
+          {"labels", {{"karpenter.sh/nodepool", pool_}, {"team", "a"}, {"example.com/tier", tier}}},
+          {"annotations",
+           {{"karpenter.sh/nodepool-hash", provisioning::NodePoolHash(GetPool())},
+            {"karpenter.sh/nodepool-hash-version", std::string(v1::kNodePoolHashVersion)}}}}},
+        {"spec",
+         {{"requirements", {{{"key", "example.com/tier"}, {"operator", "In"}, {"values", {tier}}}}},
+          {"nodeClassRef", kNodeClassRef},
+          {"expireAfter", expire_after}}}};
+    auto created = client_->Create(kube::resources::kNodeClaims, "", claim.dump());
+    EXPECT_TRUE(created.ok()) << created.status();
+    claims_.push_back(name);
+    nlohmann::json conditions = nlohmann::json::array();
+    for (std::string_view type :
+         {kConditionLaunched, kConditionRegistered, kConditionInitialized, kConditionReady}) {
+      conditions.push_back({{"type", std::string(type)},
+                            {"status", "True"},
+                            {"reason", std::string(type)},
+                            {"message", ""},
+                            {"observedGeneration", 1},
+                            {"lastTransitionTime", Rfc3339(clock_.Now())}});
+    }
+    const nlohmann::json status = {
+        {"status", {{"providerID", "kwok://" + name}, {"conditions", conditions}}}};
+    auto patched = client_->Patch(kube::resources::kNodeClaims, "", name, kube::PatchType::kMerge,
+                                  status.dump(), {}, "status");
+    EXPECT_TRUE(patched.ok()) << patched.status();
+    return name;
+  }
+
+  std::optional<v1::NodeClaim> GetClaim(const std::string& name) {
+    kube::TypedClient<v1::NodeClaim> claims(*client_, kube::resources::kNodeClaims);
+    auto claim = claims.Get("", name);
+    if (!claim.ok()) return std::nullopt;
+    return *claim;
+  }
+
+  // The condition of `type` on the server, or nullopt.
+  std::optional<core::Condition> Condition(const std::string& name, std::string_view type) {
+    std::optional<v1::NodeClaim> claim = GetClaim(name);
+    if (!claim.has_value()) return std::nullopt;
+    const core::Condition* c = v1::FindCondition(claim->status.conditions, type);
+    if (c == nullptr) return std::nullopt;
+    return *c;
+  }
+
+  bool DriftedWith(const std::string& name, std::string_view reason) {
+    std::optional<core::Condition> c = Condition(name, kConditionDrifted);
+    return c.has_value() && c->status == core::ConditionStatus::kTrue && c->reason == reason;
+  }
+
+  FakeClock clock_;
+  state::Cluster cluster_{clock_};
+  metrics::Registry metrics_;
+  std::unique_ptr<kube::RestClient> rest_;
+  std::unique_ptr<kube::Client> client_;
+  std::unique_ptr<cloudprovider::CloudProvider> cloud_;
+  std::unique_ptr<kube::EventRecorder> events_;
+  std::unique_ptr<state::ClusterInformers> informers_;
+  std::unique_ptr<Dependencies> deps_;
+  std::unique_ptr<DisruptionConditionsController> conditions_;
+  std::unique_ptr<ExpirationController> expiration_;
+  std::string pool_;
+  std::vector<std::string> claims_;
+};
+
+TEST_F(NodeClaimDisruptionIntegrationTest, ConsolidatableBecomesTrueAfterConsolidateAfter) {
+  const std::string claim = CreateClaim("gold");
+  // Not yet: the reconcile asks to come back when consolidateAfter (30 s) has passed.
+  absl::StatusOr<kube::ReconcileResult> result;
+  ASSERT_TRUE(WaitFor([&] {
+    result = conditions_->Reconcile(claim);
+    return result.ok();
+  })) << result.status();
+  ASSERT_TRUE(result->requeue_after.has_value());
+  EXPECT_LE(*result->requeue_after, absl::Seconds(30));
+  EXPECT_GT(*result->requeue_after, absl::Seconds(25));
+  EXPECT_FALSE(Condition(claim, kConditionConsolidatable).has_value());
+
+  clock_.Advance(absl::Seconds(30));
+  ASSERT_TRUE(WaitFor([&] {
+    (void)conditions_->Reconcile(claim);
+    std::optional<core::Condition> c = Condition(claim, kConditionConsolidatable);
+    return c.has_value() && c->status == core::ConditionStatus::kTrue;
+  }));
+  // Nothing drifted meanwhile.
+  EXPECT_FALSE(Condition(claim, kConditionDrifted).has_value());
+}
+
+TEST_F(NodeClaimDisruptionIntegrationTest, TemplateLabelChangeDriftsTheNodeClaim) {
+  const std::string claim = CreateClaim("gold");
+  ASSERT_TRUE(WaitFor([&] { return conditions_->Reconcile(claim).ok(); }));
+  EXPECT_FALSE(Condition(claim, kConditionDrifted).has_value());
+
+  PatchPool({{"spec", {{"template", {{"metadata", {{"labels", {{"team", "b"}}}}}}}}}});
+  // The NodePool's update reaches the controller through its informer.
+  ASSERT_TRUE(WaitFor([&] { return DriftedWith(claim, kReasonNodePoolDrifted); }))
+      << "Drifted: "
+      << (Condition(claim, kConditionDrifted).has_value()
+              ? Condition(claim, kConditionDrifted)->reason
+              : "absent");
+
+  // Changing it back undoes the drift.
+  PatchPool({{"spec", {{"template", {{"metadata", {{"labels", {{"team", "a"}}}}}}}}}});
+  ASSERT_TRUE(WaitFor([&] { return !Condition(claim, kConditionDrifted).has_value(); }));
+}
+
+TEST_F(NodeClaimDisruptionIntegrationTest, NarrowedRequirementsDriftOnlyTheNodeClaimOutside) {
+  const std::string gold = CreateClaim("gold");
+  const std::string silver = CreateClaim("silver");
+  PatchPool({{"spec",
+              {{"template",
+                {{"spec",
+                  {{"requirements",
+                    {{{"key", "example.com/tier"},
+                      {"operator", "In"},
+                      {"values", {"gold", "bronze"}}}}}}}}}}}});
+  ASSERT_TRUE(WaitFor([&] { return DriftedWith(silver, kReasonRequirementsDrifted); }));
+  ASSERT_TRUE(WaitFor([&] { return conditions_->Reconcile(gold).ok(); }));
+  EXPECT_FALSE(Condition(gold, kConditionDrifted).has_value());
+}
+
+TEST_F(NodeClaimDisruptionIntegrationTest, ExpiredNodeClaimIsDeleted) {
+  const std::string claim = CreateClaim("gold", "2h");
+  absl::StatusOr<kube::ReconcileResult> result;
+  ASSERT_TRUE(WaitFor([&] {
+    result = expiration_->Reconcile(claim);
+    return result.ok();
+  })) << result.status();
+  ASSERT_TRUE(result->requeue_after.has_value());
+  EXPECT_GT(*result->requeue_after, absl::Minutes(110));
+  EXPECT_TRUE(GetClaim(claim).has_value());
+
+  clock_.Advance(absl::Hours(2));
+  ASSERT_TRUE(WaitFor([&] {
+    (void)expiration_->Reconcile(claim);
+    return !GetClaim(claim).has_value();
+  }));
+  EXPECT_EQ(metrics_
+                .NewCounter("karpenter_nodeclaims_disrupted_total", "",
+                            {"reason", "nodepool", "capacity_type"})
+                .Value({"expired", pool_, ""}),
+            1);
+}
+
+}  // namespace
+}  // namespace dovetail::controllers::nodeclaim
