@@ -33,11 +33,12 @@ std::optional<std::string> StringMember(const json& obj, const char* key) {
   return v->get<std::string>();
 }
 
-InterruptionMessage Fail(InterruptionMessage m, InterruptionKind kind, std::string reason) {
+// Marks `m` unknown / invalid for `reason` and hands it over (the caller returns the result).
+InterruptionMessage Fail(InterruptionMessage& m, InterruptionKind kind, std::string reason) {
   m.kind = kind;
   m.reason = std::move(reason);
   m.instance_ids.clear();
-  return m;
+  return std::move(m);
 }
 
 // Fills the envelope. Returns an error reason for a malformed envelope, empty when it is fine.
@@ -77,17 +78,17 @@ std::string RequireInstanceId(const json& detail, InterruptionMessage& m) {
 
 InterruptionMessage ParseDocument(const json& doc) {
   InterruptionMessage m;
-  if (!doc.is_object()) return Fail(std::move(m), InterruptionKind::kInvalid, "not a JSON object");
+  if (!doc.is_object()) return Fail(m, InterruptionKind::kInvalid, "not a JSON object");
   if (std::string err = ParseEnvelope(doc, m); !err.empty()) {
-    return Fail(std::move(m), InterruptionKind::kInvalid, std::move(err));
+    return Fail(m, InterruptionKind::kInvalid, std::move(err));
   }
   if (StringMember(doc, "Type").value_or("") == "Notification" &&
       Member(doc, "Message") != nullptr) {
-    return Fail(std::move(m), InterruptionKind::kUnknown,
+    return Fail(m, InterruptionKind::kUnknown,
                 "an SNS envelope; the queue must receive raw EventBridge events");
   }
   if (m.source.empty() || m.detail_type.empty()) {
-    return Fail(std::move(m), InterruptionKind::kUnknown,
+    return Fail(m, InterruptionKind::kUnknown,
                 "not an EventBridge event (no source / detail-type)");
   }
   const std::string version = StringMember(doc, "version").value_or("");
@@ -99,23 +100,23 @@ InterruptionMessage ParseDocument(const json& doc) {
                dt == kStateChangeDetailType || dt == kCapacityReservationDetailType)) ||
       (health && dt == kHealthDetailType);
   if (!known) {
-    return Fail(std::move(m), InterruptionKind::kUnknown,
+    return Fail(m, InterruptionKind::kUnknown,
                 Cat("unhandled event ", m.source, " \"", m.detail_type, "\""));
   }
   if (version != "0") {
-    return Fail(std::move(m), InterruptionKind::kUnknown,
+    return Fail(m, InterruptionKind::kUnknown,
                 Cat("unhandled event version \"", version, "\" of \"", m.detail_type, "\""));
   }
   const json* detail = Member(doc, "detail");
   if (detail == nullptr || !detail->is_object()) {
-    return Fail(std::move(m), InterruptionKind::kInvalid, "field \"detail\" is not an object");
+    return Fail(m, InterruptionKind::kInvalid, "field \"detail\" is not an object");
   }
   std::string err;
   if (health) {
     const std::string service = StringMember(*detail, "service").value_or("");
     const std::string category = StringMember(*detail, "eventTypeCategory").value_or("");
     if (service != "EC2" || category != "scheduledChange") {
-      return Fail(std::move(m), InterruptionKind::kUnknown,
+      return Fail(m, InterruptionKind::kUnknown,
                   Cat("Health event of service \"", service, "\" category \"", category,
                       "\" is not acted on"));
     }
@@ -123,29 +124,28 @@ InterruptionMessage ParseDocument(const json& doc) {
     m.event_type_code = StringMember(*detail, "eventTypeCode").value_or("");
     const json* entities = Member(*detail, "affectedEntities");
     if (entities == nullptr || !entities->is_array()) {
-      return Fail(std::move(m), InterruptionKind::kInvalid,
-                  "detail has no \"affectedEntities\" array");
+      return Fail(m, InterruptionKind::kInvalid, "detail has no \"affectedEntities\" array");
     }
     for (const json& e : *entities) {
       std::optional<std::string> value = StringMember(e, "entityValue");
       if (!value.has_value()) {
-        return Fail(std::move(m), InterruptionKind::kInvalid,
+        return Fail(m, InterruptionKind::kInvalid,
                     "an affected entity has no \"entityValue\" string");
       }
       if (!value->empty()) m.instance_ids.push_back(*value);
     }
     if (m.instance_ids.empty()) {
-      return Fail(std::move(m), InterruptionKind::kInvalid, "no affected entities");
+      return Fail(m, InterruptionKind::kInvalid, "no affected entities");
     }
     m.kind = InterruptionKind::kScheduledChange;
     return m;
   }
   if (dt == kStateChangeDetailType) {
     err = RequireInstanceId(*detail, m);
-    if (!err.empty()) return Fail(std::move(m), InterruptionKind::kInvalid, std::move(err));
+    if (!err.empty()) return Fail(m, InterruptionKind::kInvalid, std::move(err));
     std::optional<std::string> state = StringMember(*detail, "state");
     if (!state.has_value()) {
-      return Fail(std::move(m), InterruptionKind::kInvalid, "detail has no \"state\" string");
+      return Fail(m, InterruptionKind::kInvalid, "detail has no \"state\" string");
     }
     m.state = *state;
     if (m.state == "stopping" || m.state == "stopped") {
@@ -153,17 +153,16 @@ InterruptionMessage ParseDocument(const json& doc) {
     } else if (m.state == "shutting-down" || m.state == "terminated") {
       m.kind = InterruptionKind::kInstanceTerminated;
     } else {
-      return Fail(std::move(m), InterruptionKind::kUnknown,
+      return Fail(m, InterruptionKind::kUnknown,
                   Cat("instance state \"", m.state, "\" is not acted on"));
     }
     return m;
   }
   err = RequireInstanceId(*detail, m);
-  if (!err.empty()) return Fail(std::move(m), InterruptionKind::kInvalid, std::move(err));
+  if (!err.empty()) return Fail(m, InterruptionKind::kInvalid, std::move(err));
   if (const json* action = Member(*detail, "instance-action"); action != nullptr) {
     if (!action->is_string()) {
-      return Fail(std::move(m), InterruptionKind::kInvalid,
-                  "detail \"instance-action\" is not a string");
+      return Fail(m, InterruptionKind::kInvalid, "detail \"instance-action\" is not a string");
     }
     m.instance_action = action->get<std::string>();
   }
