@@ -46,6 +46,8 @@ struct NodeOptions {
   std::optional<absl::Time> drifted_since;
   bool do_not_disrupt = false;
   absl::Duration age = absl::Hours(1);
+  bool initialized = true;
+  bool termination_grace_period = false;
 };
 
 // Builds ClusterViews from the informers' own decoders (state_test_util.h).
@@ -86,6 +88,7 @@ class Scene {
                              {std::string(v1::kLabelOS), "linux"},
                              {std::string(v1::kNodeRegisteredLabelKey), "true"},
                              {std::string(v1::kNodeInitializedLabelKey), "true"}};
+    if (!o.initialized) labels.erase(std::string(v1::kNodeInitializedLabelKey));
     nlohmann::json node = state::testing::NodeJson(name, provider_id, cpu, mem, labels);
     if (o.do_not_disrupt) {
       node["metadata"]["annotations"] = {{std::string(v1::kDoNotDisruptAnnotationKey), "true"}};
@@ -94,6 +97,7 @@ class Scene {
         state::testing::NodeClaimJson(name + "-claim", o.pool, provider_id, cpu, mem);
     claim["metadata"]["creationTimestamp"] = Rfc3339(kNow - o.age);
     claim["status"]["nodeName"] = name;
+    if (o.termination_grace_period) claim["spec"]["terminationGracePeriod"] = "1h";
     nlohmann::json conditions = nlohmann::json::array();
     if (o.consolidatable) {
       conditions.push_back({{"type", std::string(nodeclaim::kConditionConsolidatable)},
@@ -562,6 +566,63 @@ TEST(DisruptionTest, ConsolidationOrderIsPricePerDisruptionCost) {
   EXPECT_EQ(candidates[1].name, "dear-busy");
   EXPECT_EQ(candidates[2].name, "cheap");
   EXPECT_DOUBLE_EQ(candidates[0].reschedule_disruption_cost, 2.0);
+}
+
+TEST(DisruptionTest, PodsMustNotLandOnUninitializedNodes) {
+  Scene s;
+  s.Pool();
+  s.AddNode("a");
+  s.AddPod("a", "pa", "1");
+  s.AddNode("coming-up", {.initialized = false});
+  auto result = s.Run(Method::kSingleNodeConsolidation);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(result->commands, SizeIs(0));
+  ASSERT_NE(Find(result->explanations, "a"), nullptr);
+  EXPECT_THAT(Find(result->explanations, "a")->message, HasSubstr("uninitialized node"));
+  const Explanation* coming_up = Find(result->explanations, "coming-up");
+  ASSERT_NE(coming_up, nullptr);
+  EXPECT_THAT(coming_up->message, HasSubstr("not initialized"));
+}
+
+TEST(DisruptionTest, MinNodeAgeKeepsYoungNodes) {
+  Scene s;
+  s.Pool();
+  s.AddNode("young", {.type = "large", .age = absl::Minutes(10)});
+  s.AddPod("young", "a", "1");
+  Options options;
+  options.min_node_age = absl::Minutes(30);
+  std::vector<Explanation> explanations;
+  EXPECT_THAT(GetCandidates(s.view, Method::kSingleNodeConsolidation, options, &explanations),
+              SizeIs(0));
+  EXPECT_THAT(Find(explanations, "young")->message, HasSubstr("minimum node age"));
+  s.view.node_pools["default"].metadata.annotations[std::string(kMinNodeAgeAnnotationKey)] = "5m";
+  EXPECT_THAT(GetCandidates(s.view, Method::kSingleNodeConsolidation, options, nullptr), SizeIs(1));
+}
+
+TEST(DisruptionTest, DriftIgnoresPodBlocksWithTerminationGracePeriod) {
+  Scene s;
+  s.Pool();
+  auto pinned = [](nlohmann::json& pod) {
+    pod["metadata"]["annotations"] = {{std::string(v1::kDoNotDisruptAnnotationKey), "true"}};
+  };
+  s.AddNode("blocked", {.drifted_since = kNow - absl::Hours(2)});
+  s.AddPod("blocked", "a", "1", pinned);
+  s.AddNode("graceful", {.drifted_since = kNow - absl::Hours(1), .termination_grace_period = true});
+  s.AddPod("graceful", "b", "1", pinned);
+  std::vector<Explanation> explanations;
+  auto candidates = GetCandidates(s.view, Method::kDrift, {}, &explanations);
+  ASSERT_THAT(candidates, SizeIs(1));
+  EXPECT_EQ(candidates[0].name, "graceful");
+  EXPECT_EQ(Find(explanations, "blocked")->event_reason, "DisruptionBlocked");
+  // Consolidation still respects the pod.
+  EXPECT_THAT(GetCandidates(s.view, Method::kSingleNodeConsolidation, {}, nullptr), SizeIs(0));
+}
+
+TEST(DisruptionTest, NotConsolidatableYetIsNotACandidate) {
+  Scene s;
+  s.Pool();
+  s.AddNode("fresh", {.consolidatable = false});
+  EXPECT_THAT(GetCandidates(s.view, Method::kEmptiness, {}, nullptr), SizeIs(0));
 }
 
 }  // namespace
