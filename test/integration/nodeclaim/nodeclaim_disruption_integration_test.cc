@@ -1,11 +1,12 @@
-// The NodeClaim disruption-condition and expiration controllers against a real kube-apiserver: a
-// NodePool and NodeClaims (CRDs from charts/) whose status the test writes as the lifecycle
-// controller would (Launched, Registered, Initialized), the real informers, cluster state and
-// event recorder, the kwok CloudProvider, and a fake clock the test moves. Checks that
+// The NodeClaim pod-event, disruption-condition and expiration controllers against a real
+// kube-apiserver: a NodePool and NodeClaims (CRDs from charts/) whose status the test writes as
+// the lifecycle controller would (Launched, Registered, Initialized), the real informers, cluster
+// state and event recorder, the kwok CloudProvider, and a fake clock the test moves. Checks that
 // Consolidatable becomes True once consolidateAfter has passed, that a template label change
 // drifts a NodeClaim (NodePoolDrifted), that narrowing the pool's requirements drifts only the
-// NodeClaim whose label was narrowed out (RequirementsDrifted), and that an expired NodeClaim is
-// deleted and counted.
+// NodeClaim whose label was narrowed out (RequirementsDrifted), that pods bound to the NodeClaim's
+// node stamp lastPodEventTime at most every 10 s, and that an expired NodeClaim is deleted and
+// counted.
 //
 // Where the work queue would wait on the real clock for a requeue, the test advances the fake
 // clock and runs the reconcile itself (Reconcile is public for that); pool changes travel the
@@ -31,6 +32,7 @@
 #include "dovetail/controllers/nodeclaim/conditions.h"
 #include "dovetail/controllers/nodeclaim/disruption_conditions_controller.h"
 #include "dovetail/controllers/nodeclaim/expiration_controller.h"
+#include "dovetail/controllers/nodeclaim/pod_events_controller.h"
 #include "dovetail/controllers/provisioning/node_claim_builder.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/errors.h"
@@ -109,20 +111,29 @@ class NodeClaimDisruptionIntegrationTest : public ::testing::Test {
 
     conditions_ = std::make_unique<DisruptionConditionsController>(*deps_);
     expiration_ = std::make_unique<ExpirationController>(*deps_);
+    pod_events_ = std::make_unique<PodEventsController>(*deps_);
     informers_->Start();
     ASSERT_TRUE(informers_->WaitForSync(absl::Now() + absl::Seconds(60)));
     conditions_->Start();
     expiration_->Start();
+    pod_events_->Start();
     ASSERT_TRUE(conditions_->node_pools().WaitForSync(absl::Now() + absl::Seconds(60)));
   }
 
   void TearDown() override {
     if (conditions_ != nullptr) conditions_->Stop();
     if (expiration_ != nullptr) expiration_->Stop();
+    if (pod_events_ != nullptr) pod_events_->Stop();
     if (informers_ != nullptr) informers_->Stop();
     conditions_.reset();
     expiration_.reset();
+    pod_events_.reset();
     if (client_ == nullptr) return;
+    // Grace period 0: there is no kubelet to confirm the pods' termination.
+    for (const std::string& name : pods_) {
+      (void)client_->Delete(kube::resources::kPods, ns_, name, {.grace_period_seconds = 0});
+    }
+    if (!ns_.empty()) (void)client_->Delete(kube::resources::kNamespaces, "", ns_);
     for (const std::string& name : claims_) {
       (void)client_->Delete(kube::resources::kNodeClaims, "", name);
     }
@@ -175,7 +186,8 @@ class NodeClaimDisruptionIntegrationTest : public ::testing::Test {
                             {"lastTransitionTime", Rfc3339(clock_.Now())}});
     }
     const nlohmann::json status = {
-        {"status", {{"providerID", "kwok://" + name}, {"conditions", conditions}}}};
+        {"status",
+         {{"providerID", "kwok://" + name}, {"nodeName", name}, {"conditions", conditions}}}};
     auto patched = client_->Patch(kube::resources::kNodeClaims, "", name, kube::PatchType::kMerge,
                                   status.dump(), {}, "status");
     EXPECT_TRUE(patched.ok()) << patched.status();
@@ -214,8 +226,11 @@ class NodeClaimDisruptionIntegrationTest : public ::testing::Test {
   std::unique_ptr<Dependencies> deps_;
   std::unique_ptr<DisruptionConditionsController> conditions_;
   std::unique_ptr<ExpirationController> expiration_;
+  std::unique_ptr<PodEventsController> pod_events_;
   std::string pool_;
   std::vector<std::string> claims_;
+  std::string ns_;
+  std::vector<std::string> pods_;
 };
 
 TEST_F(NodeClaimDisruptionIntegrationTest, ConsolidatableBecomesTrueAfterConsolidateAfter) {
@@ -272,6 +287,40 @@ TEST_F(NodeClaimDisruptionIntegrationTest, NarrowedRequirementsDriftOnlyTheNodeC
   ASSERT_TRUE(WaitFor([&] { return DriftedWith(silver, kReasonRequirementsDrifted); }));
   ASSERT_TRUE(WaitFor([&] { return conditions_->Reconcile(gold).ok(); }));
   EXPECT_FALSE(Condition(gold, kConditionDrifted).has_value());
+}
+
+TEST_F(NodeClaimDisruptionIntegrationTest, PodEventsStampLastPodEventTimeAtMostEveryTenSeconds) {
+  ns_ = UniqueName("nc-it");
+  kube::testing::CreateNamespace(*client_, ns_);
+  // The NodeClaim's status.nodeName stands for its Node (there is no kubelet here).
+  const std::string claim = CreateClaim("gold");
+  ASSERT_TRUE(WaitFor([&] {
+    std::optional<state::StateNode> node = cluster_.GetByNodeName(claim);
+    return node.has_value() && node->node_claim != nullptr;
+  }));
+  auto last_pod_event = [&]() -> std::optional<absl::Time> {
+    std::optional<v1::NodeClaim> got = GetClaim(claim);
+    return got.has_value() ? got->status.last_pod_event_time : std::nullopt;
+  };
+  EXPECT_EQ(last_pod_event(), std::nullopt);
+
+  // A pod created bound to the node.
+  const absl::Time first = clock_.Now();
+  pods_.push_back("p1");
+  ASSERT_TRUE(
+      client_->Create(kube::resources::kPods, ns_, kube::testing::PodJson(ns_, "p1", claim).dump())
+          .ok());
+  ASSERT_TRUE(WaitFor([&] { return last_pod_event() == first; }));
+
+  // Within 10 s of the last stamp a pod event changes nothing.
+  clock_.Advance(absl::Seconds(5));
+  ASSERT_TRUE(pod_events_->Reconcile(claim).ok());
+  EXPECT_EQ(last_pod_event(), first);
+
+  // After that, the pod's deletion stamps again.
+  clock_.Advance(absl::Seconds(5));
+  ASSERT_TRUE(client_->Delete(kube::resources::kPods, ns_, "p1", {.grace_period_seconds = 0}).ok());
+  ASSERT_TRUE(WaitFor([&] { return last_pod_event() == first + absl::Seconds(10); }));
 }
 
 TEST_F(NodeClaimDisruptionIntegrationTest, ExpiredNodeClaimIsDeleted) {
