@@ -25,7 +25,6 @@ namespace v1 = apis::v1;
 namespace core = apis::core;
 using solver::test_builders::MakeType;
 using solver::test_builders::Type;
-using solver::test_builders::TypeSpec;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
@@ -48,6 +47,7 @@ struct NodeOptions {
   absl::Duration age = absl::Hours(1);
   bool initialized = true;
   bool termination_grace_period = false;
+  std::string expire_after;
 };
 
 // Builds ClusterViews from the informers' own decoders (state_test_util.h).
@@ -98,6 +98,7 @@ class Scene {
     claim["metadata"]["creationTimestamp"] = Rfc3339(kNow - o.age);
     claim["status"]["nodeName"] = name;
     if (o.termination_grace_period) claim["spec"]["terminationGracePeriod"] = "1h";
+    if (!o.expire_after.empty()) claim["spec"]["expireAfter"] = o.expire_after;
     nlohmann::json conditions = nlohmann::json::array();
     if (o.consolidatable) {
       conditions.push_back({{"type", std::string(nodeclaim::kConditionConsolidatable)},
@@ -616,6 +617,22 @@ TEST(DisruptionTest, DriftIgnoresPodBlocksWithTerminationGracePeriod) {
   EXPECT_EQ(Find(explanations, "blocked")->event_reason, "DisruptionBlocked");
   // Consolidation still respects the pod.
   EXPECT_THAT(GetCandidates(s.view, Method::kSingleNodeConsolidation, {}, nullptr), SizeIs(0));
+}
+
+TEST(DisruptionTest, DisruptionCostWeighsEvictionCostsByLifetimeRemaining) {
+  Scene s;
+  s.Pool();
+  s.AddNode("node", {.age = absl::Hours(1), .expire_after = "2h"});
+  s.AddPod("node", "important", "100m", [](nlohmann::json& pod) {
+    pod["spec"]["priority"] = 1 << 25;  // eviction cost 2
+  });
+  s.AddPod("node", "expendable", "100m", [](nlohmann::json& pod) {
+    pod["metadata"]["annotations"] = {{"controller.kubernetes.io/pod-deletion-cost", "-268435456"}};
+  });  // eviction cost 1 - 2 = -1
+  auto candidates = GetCandidates(s.view, Method::kSingleNodeConsolidation, {}, nullptr);
+  ASSERT_THAT(candidates, SizeIs(1));
+  EXPECT_DOUBLE_EQ(candidates[0].disruption_cost, (2.0 - 1.0) * 0.5);
+  EXPECT_DOUBLE_EQ(candidates[0].reschedule_disruption_cost, 1.0 + 2.0);
 }
 
 TEST(DisruptionTest, NotConsolidatableYetIsNotACandidate) {
