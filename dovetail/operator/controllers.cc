@@ -1,7 +1,9 @@
 // The controllers `dovetail controller` runs, in start order (stopped in reverse).
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "dovetail/controllers/disruption/disruption_controller.h"
 #include "dovetail/controllers/nodeclaim/disruption_conditions_controller.h"
 #include "dovetail/controllers/nodeclaim/expiration_controller.h"
 #include "dovetail/controllers/nodeclaim/garbage_collection_controller.h"
@@ -12,6 +14,14 @@
 #include "dovetail/operator/operator.h"
 
 namespace dovetail::op {
+namespace {
+
+bool FeatureGate(const Options& options, const std::string& name) {
+  auto it = options.feature_gates.find(name);
+  return it != options.feature_gates.end() && it->second;
+}
+
+}  // namespace
 
 std::vector<std::unique_ptr<controllers::Controller>> BuildControllers(
     const controllers::Dependencies& deps, const Options& options) {
@@ -28,6 +38,12 @@ std::vector<std::unique_ptr<controllers::Controller>> BuildControllers(
   provisioning.respect_preferences = options.preference_policy == "Respect";
   provisioning.min_values_strict = options.min_values_policy == "Strict";
   out.push_back(std::make_unique<controllers::provisioning::Provisioner>(deps, provisioning));
+  controllers::disruption::ControllerOptions disruption;
+  disruption.decisions.spot_to_spot = FeatureGate(options, "SpotToSpotConsolidation");
+  disruption.decisions.respect_preferences = provisioning.respect_preferences;
+  disruption.decisions.min_values_strict = provisioning.min_values_strict;
+  disruption.queue.min_values_strict = provisioning.min_values_strict;
+  out.push_back(std::make_unique<controllers::disruption::DisruptionController>(deps, disruption));
   return out;
 }
 

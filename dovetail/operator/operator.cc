@@ -11,6 +11,7 @@
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
 #include "dovetail/common/log.h"
 #include "dovetail/common/version.h"
+#include "dovetail/controllers/disruption/disruption_controller.h"
 #include "dovetail/kube/config.h"
 
 namespace dovetail::op {
@@ -134,6 +135,15 @@ absl::Status Operator::StartEndpoints() {
       CollectStateMetrics();
       return metrics::Response{200, metrics_.Expose(), "text/plain; version=0.0.4; charset=utf-8"};
     });
+    // The disruption controller's latest Explanation per node (for `dovetail explain node`).
+    for (const auto& controller : controllers_) {
+      auto* disruption =
+          dynamic_cast<const controllers::disruption::DisruptionController*>(controller.get());
+      if (disruption == nullptr) continue;
+      metrics_endpoint_.Handle("/disruption/explanations", [disruption] {
+        return metrics::Response{200, disruption->ExplanationsJson(), "application/json"};
+      });
+    }
     auto port = metrics_endpoint_.Start("0.0.0.0", options_.metrics_port);
     if (!port.ok()) return port.status();
     metrics_port_ = *port;
