@@ -635,6 +635,37 @@ TEST(DisruptionTest, DisruptionCostWeighsEvictionCostsByLifetimeRemaining) {
   EXPECT_DOUBLE_EQ(candidates[0].reschedule_disruption_cost, 1.0 + 2.0);
 }
 
+TEST(DisruptionTest, GlobalMultiNodeSearchSkipsACandidateThatCannotMove) {
+  Scene s;
+  s.Pool().spec.disruption->budgets = std::vector<v1::Budget>{};
+  s.AddNode("a");
+  s.AddPod("a", "pa", "1");
+  s.AddNode("b");
+  s.AddPod("b", "pb", "1");
+  s.AddNode("c");  // its pods cannot leave: the others can move onto it
+  for (int i = 0; i < 2; ++i) {
+    s.AddPod("c", absl::StrCat("pinned-", i), "100m", [](nlohmann::json& pod) {
+      pod["spec"]["nodeSelector"] = {{"kubernetes.io/hostname", "c"}};
+    });
+  }
+  s.AddNode("d");
+  for (int i = 0; i < 3; ++i) s.AddPod("d", absl::StrCat("pd-", i), "100m");
+
+  auto result = s.Run(Method::kMultiNodeConsolidation);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result->commands, SizeIs(1));
+  EXPECT_THAT(Names(result->commands[0]), ElementsAre("a", "b"));  // upstream's binary search
+
+  Options global;
+  global.global_multi_node_search = true;
+  result = s.Run(Method::kMultiNodeConsolidation, global);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result->commands, SizeIs(1));
+  EXPECT_THAT(Names(result->commands[0]), ElementsAre("a", "b", "d"));
+  EXPECT_EQ(result->commands[0].Decision(), "delete");
+  EXPECT_NEAR(result->commands[0].savings_per_hour, 0.60, 1e-9);
+}
+
 TEST(DisruptionTest, NotConsolidatableYetIsNotACandidate) {
   Scene s;
   s.Pool();

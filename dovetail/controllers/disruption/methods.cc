@@ -497,41 +497,57 @@ absl::StatusOr<MethodResult> MultiNode(const ClusterView& view, const Simulator&
     return out;
   }
   const Balanced balanced(view);
-  // A valid command for the first k candidates, or nullopt.
-  auto attempt = [&](size_t k) -> absl::StatusOr<std::optional<Command>> {
-    std::span<const Candidate> prefix(candidates.data(), k);
+  // A valid command for the candidates, or nullopt.
+  auto attempt = [&](std::span<const Candidate> group) -> absl::StatusOr<std::optional<Command>> {
     std::string why;
     ASSIGN_OR_RETURN(
         std::optional<Command> command,
-        ComputeConsolidation(Method::kMultiNodeConsolidation, prefix, simulator, options, &why));
+        ComputeConsolidation(Method::kMultiNodeConsolidation, group, simulator, options, &why));
     if (!command.has_value()) return std::nullopt;
     double launched = 0;
     if (!command->replacements.empty()) {
       solver::NewNodeClaim& r = command->replacements.front();
-      internal::SetReplacementTypes(r, FilterOutSameInstanceType(r, prefix));
+      internal::SetReplacementTypes(r, FilterOutSameInstanceType(r, group));
       if (r.instance_types.empty()) return std::nullopt;
       launched = r.price;
       double sources = 0;
-      for (const Candidate& c : prefix) sources += c.price;
+      for (const Candidate& c : group) sources += c.price;
       command->savings_per_hour = sources - launched;
     }
-    if (!balanced.Rejects(prefix, launched).empty()) return std::nullopt;
+    if (!balanced.Rejects(group, launched).empty()) return std::nullopt;
     if (!BelowMinSavings(*command, view, options).empty()) return std::nullopt;
     return command;
   };
+  auto prefix = [&](size_t k) { return std::span<const Candidate>(candidates.data(), k); };
+  auto expired = [&] { return clock.Now() - start > options.multi_node_timeout; };
 
   std::optional<Command> best;
   bool timed_out = false;
   if (options.global_multi_node_search) {
-    for (size_t k = 2; k <= max; ++k) {
-      if (clock.Now() - start > options.multi_node_timeout) {
-        timed_out = true;
-        break;
-      }
-      ASSIGN_OR_RETURN(std::optional<Command> command, attempt(k));
+    // Every prefix size, keeping the largest savings; then grow the best group greedily with
+    // each candidate outside it (in order) while that increases the savings. The budget
+    // pre-filter admits any subset of `candidates`.
+    for (size_t k = 2; k <= max && !(timed_out = expired()); ++k) {
+      ASSIGN_OR_RETURN(std::optional<Command> command, attempt(prefix(k)));
       if (command.has_value() &&
           (!best.has_value() || command->savings_per_hour >= best->savings_per_hour)) {
         best = std::move(command);
+      }
+    }
+    if (best.has_value()) {
+      std::vector<Candidate> group = best->candidates;
+      for (size_t i = 0; i < max && !timed_out && !(timed_out = expired()); ++i) {
+        const Candidate& c = candidates[i];
+        bool in_group = false;
+        for (const Candidate& g : group) in_group = in_group || g.name == c.name;
+        if (in_group) continue;
+        group.push_back(c);
+        ASSIGN_OR_RETURN(std::optional<Command> command, attempt(group));
+        if (command.has_value() && command->savings_per_hour > best->savings_per_hour) {
+          best = std::move(command);
+        } else {
+          group.pop_back();
+        }
       }
     }
   } else {
@@ -542,7 +558,7 @@ absl::StatusOr<MethodResult> MultiNode(const ClusterView& view, const Simulator&
         break;
       }
       const size_t mid = (lo + hi) / 2;
-      ASSIGN_OR_RETURN(std::optional<Command> command, attempt(mid));
+      ASSIGN_OR_RETURN(std::optional<Command> command, attempt(prefix(mid)));
       if (command.has_value()) {
         best = std::move(command);
         lo = mid + 1;
