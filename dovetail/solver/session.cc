@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "dovetail/solver/prepared_solver.h"
 
 namespace dovetail::solver {
 
@@ -12,7 +13,8 @@ namespace {
 
 class SessionImpl final : public Session {
  public:
-  explicit SessionImpl(Input base) : base_(std::move(base)) {}
+  explicit SessionImpl(Input base)
+      : base_(std::move(base)), prepared_(internal::PreparedSolver::Create(base_)) {}
 
   absl::StatusOr<Plan> Simulate(std::span<const size_t> removed_nodes,
                                 std::span<const Pod* const> moved_pods) const override {
@@ -24,6 +26,9 @@ class SessionImpl final : public Session {
     }
     for (const Pod* p : moved_pods) {
       if (p == nullptr) return absl::InvalidArgumentError("null moved pod");
+    }
+    if (prepared_ != nullptr) {
+      if (auto plan = prepared_->Simulate(removed_nodes, moved_pods)) return *std::move(plan);
     }
     return Solve(Without(removed_nodes, moved_pods));
   }
@@ -63,6 +68,9 @@ class SessionImpl final : public Session {
   }
 
   Input base_;
+  // The shortcut (null when no question can take it); Simulate is const but mutates it while it
+  // runs (a Session is thread-compatible).
+  const std::unique_ptr<internal::PreparedSolver> prepared_;
 };
 
 }  // namespace

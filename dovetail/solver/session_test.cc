@@ -64,7 +64,9 @@ struct Workload {
   bool host_anti = false;
   bool zone_anti = false;
   bool preferred_host_anti = false;
+  bool preferred_zone_anti = false;
   std::string affinity_to;  // required zone affinity to app=<affinity_to>
+  std::string anti_to;      // required zone anti-affinity to app=<anti_to>
   bool tolerate = false;    // tolerates the dedicated pool's taint
   std::string team;         // node selector team=<team>
 };
@@ -86,6 +88,12 @@ std::unique_ptr<Pod> WorkloadPod(const Workload& w, const std::string& name) {
     auto& pa = a.pod_anti_affinity ? *a.pod_anti_affinity : a.pod_anti_affinity.emplace();
     pa.preferred.push_back({50, test_builders::AffinityTerm(kHost, self)});
   }
+  if (w.preferred_zone_anti) {
+    auto& a = p->spec.affinity ? *p->spec.affinity : p->spec.affinity.emplace();
+    auto& pa = a.pod_anti_affinity ? *a.pod_anti_affinity : a.pod_anti_affinity.emplace();
+    pa.preferred.push_back({20, test_builders::AffinityTerm(kZone, self)});
+  }
+  if (!w.anti_to.empty()) AddAntiAffinity(*p, kZone, {{"app", w.anti_to}});
   if (!w.affinity_to.empty()) AddAffinity(*p, kZone, {{"app", w.affinity_to}});
   if (w.tolerate) test_builders::Tolerate(*p, "dedicated");
   if (!w.team.empty()) p->spec.node_selector["team"] = w.team;
@@ -132,7 +140,9 @@ std::unique_ptr<Cluster> Generate(uint64_t seed) {
     w.host_anti = r.Chance(0.2);
     w.zone_anti = r.Chance(0.05);
     w.preferred_host_anti = r.Chance(0.1);
+    w.preferred_zone_anti = r.Chance(0.1);
     if (i > 0 && r.Chance(0.1)) w.affinity_to = absl::StrCat("w", r.Int(0, i - 1));
+    if (i > 0 && r.Chance(0.15)) w.anti_to = absl::StrCat("w", r.Int(0, i - 1));
     w.tolerate = r.Chance(0.3);
     if (r.Chance(0.1)) w.team = "blue";
     c->workloads.push_back(w);
@@ -232,7 +242,7 @@ std::vector<Question> Questions(Cluster& c, Rng& r) {
       for (const Pod* p : c.bound[i]) {
         // Mostly the bound pods themselves; sometimes an equal pod (a fresh replica), sometimes
         // dropped (a pod that would not be rescheduled).
-        if (r.Chance(0.1)) continue;
+        if (r.Chance(0.15)) continue;
         if (r.Chance(0.2)) {
           auto copy = std::make_unique<Pod>(*p);
           copy->metadata.name += "-copy";

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <span>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -20,6 +21,7 @@
 #include "dovetail/scheduling/label_selector.h"
 #include "dovetail/scheduling/taints.h"
 #include "dovetail/solver/lower_bound.h"
+#include "dovetail/solver/prepared_solver.h"
 #include "dovetail/solver/type_set.h"
 
 namespace dovetail::solver {
@@ -189,6 +191,10 @@ struct TypeInfo {
 struct DomainTable {
   absl::flat_hash_map<std::string, int> ids;
   std::vector<std::string> names;
+  // RegisterDomains: values before `static_size` come from the catalog and the pools, those up to
+  // `registered_size` from existing nodes' labels.
+  size_t static_size = 0;
+  size_t registered_size = 0;
   int Intern(std::string_view v) {
     auto it = ids.find(std::string(v));
     if (it != ids.end()) return it->second;
@@ -467,24 +473,62 @@ void AppendSchedulingKey(const apis::core::PodSpec& s, std::string* key) {
   }
 }
 
+// Adds the label keys a pod's selectors read (spread constraints, pod (anti-)affinity terms) to
+// `keys`: only those keys split pods into classes.
+void NoteSelectorKeys(const Pod& p, absl::flat_hash_set<std::string>* keys) {
+  auto note_term = [&](const apis::core::PodAffinityTerm& t) {
+    if (t.label_selector) {
+      for (const auto& [k, v] : t.label_selector->match_labels) keys->insert(k);
+      for (const auto& e : t.label_selector->match_expressions) keys->insert(e.key);
+    }
+    for (const auto& k : t.match_label_keys) keys->insert(k);
+    for (const auto& k : t.mismatch_label_keys) keys->insert(k);
+  };
+  const auto& s = p.spec;
+  for (const auto& c : s.topology_spread_constraints) {
+    if (c.label_selector) {
+      for (const auto& [k, v] : c.label_selector->match_labels) keys->insert(k);
+      for (const auto& e : c.label_selector->match_expressions) keys->insert(e.key);
+    }
+    for (const auto& k : c.match_label_keys) keys->insert(k);
+  }
+  if (s.affinity) {
+    for (const auto* pa : {&s.affinity->pod_affinity, &s.affinity->pod_anti_affinity}) {
+      if (!*pa) continue;
+      for (const auto& t : (*pa)->required) note_term(t);
+      for (const auto& w : (*pa)->preferred) note_term(w.term);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 
 class SolverImpl {
  public:
   // `cap`, when set, limits new NodeClaims to instance types no larger (cpu and memory) than it.
   // `pod_requests[i]` is PodRequests(*in.pods[i]) (computed once for every packing).
-  SolverImpl(const Input& in, const std::vector<ResourceList>& pod_requests,
-             const cloudprovider::InstanceType* cap)
-      : in_(in), pod_requests_(pod_requests), cap_(cap) {}
+  // `class_pods` are the pods classes are built for (Solve: in.pods); `pod_requests` is aligned
+  // with them.
+  SolverImpl(const Input& in, std::span<const Pod* const> class_pods,
+             const std::vector<ResourceList>& pod_requests, const cloudprovider::InstanceType* cap)
+      : in_(in), class_pods_(class_pods), pod_requests_(pod_requests), cap_(cap) {}
 
   absl::StatusOr<Plan> Run();
 
  private:
+  friend class PreparedSolverImpl;
+
+  // The build phase: resources, types, pools, nodes, classes and topology counts.
+  absl::Status Build();
+  // Places `q_pods_` (classes `q_class_`) on the built state and returns the plan.
+  Plan PlaceAll();
   absl::Status BuildResources();
   absl::Status BuildTypes();
   absl::Status BuildPools();
   absl::Status BuildNodes();
   absl::Status BuildClasses();
+  // Pods with equal keys are interchangeable: one class.
+  std::string ClassKey(const Pod& p, const ResourceList& requests) const;
   void BuildTopologyCounts();
 
   int GroupFor(GroupKind kind, const std::string& ns, const apis::core::PodAffinityTerm& term,
@@ -535,8 +579,12 @@ class SolverImpl {
   void ComputeLowerBound(Plan& plan);
 
   const Input& in_;
+  std::span<const Pod* const> class_pods_;
   const std::vector<ResourceList>& pod_requests_;
   const cloudprovider::InstanceType* cap_ = nullptr;
+  // The pods PlaceAll places and their classes (Solve: the input's pods).
+  std::span<const Pod* const> q_pods_;
+  std::span<const int> q_class_;
   ResourceIndex res_;
   PairTable pairs_;
   std::vector<TypeInfo> types_;
@@ -545,7 +593,9 @@ class SolverImpl {
   std::vector<NodeState> nodes_;
   absl::flat_hash_map<std::string, int> node_by_name_;
   std::vector<PodClass> classes_;
-  std::vector<int> pod_class_;  // per input pod
+  std::vector<int> pod_class_;                            // per class pod
+  absl::flat_hash_map<std::string, int> class_ids_;       // by class key
+  absl::flat_hash_set<std::string> class_selector_keys_;  // the keys class keys were made with
   std::vector<Variant> variants_;
   std::vector<TopologyGroup> groups_;
   absl::flat_hash_map<std::string, int> group_ids_;
@@ -554,12 +604,34 @@ class SolverImpl {
   absl::flat_hash_set<std::string> selector_keys_;  // label keys any selector reads
   absl::flat_hash_set<std::string> registered_keys_;
   std::vector<std::pair<const Pod*, int>> placed_variant_;  // for the lower bound
+
+  // Session support (empty in Solve). Nodes that are gone: not a destination.
+  std::vector<char> removed_;
+  // Per group: does it exist in the question's input (an anti-affinity group only owned by pods
+  // that are gone is skipped as an inverse rule). Empty: every group.
+  std::vector<char> group_active_;
+  // Nodes whose removal would change the domain tables or a spread group's eligible domains.
+  std::vector<char> node_shapes_domains_;
+  // What each node's bound pods add to topology counts (recorded when record_contributions_).
+  struct Contribution {
+    int group;
+    int domain;
+    bool owner;
+  };
+  bool record_contributions_ = false;
+  std::vector<std::vector<Contribution>> node_contributions_;
+  // Undo log of topology count changes (when logging_).
+  bool logging_ = false;
+  std::vector<std::pair<Contribution, int>> count_log_;
+  // Per-node undo log of placements: node, usage and host-port count before.
+  std::vector<std::tuple<size_t, Amounts, size_t>> node_log_;
+  void Bump(int gid, int domain, bool owner, int delta);
 };
 
 // ---- construction ---------------------------------------------------------------------------
 
 absl::Status SolverImpl::BuildResources() {
-  for (const Pod* p : in_.pods) {
+  for (const Pod* p : class_pods_) {
     if (p == nullptr) return absl::InvalidArgumentError("null pod in input");
   }
   for (const auto& pool : in_.pools) {
@@ -743,6 +815,7 @@ absl::Status SolverImpl::BuildNodes() {
       }
     }
   }
+  node_shapes_domains_.assign(nodes_.size(), 0);
   // DaemonSet pods that will land on a node but are not there yet still take room.
   for (size_t i = 0; i < nodes_.size(); ++i) {
     NodeState& s = nodes_[i];
@@ -839,10 +912,15 @@ void SolverImpl::RegisterDomains(const std::string& key) {
       }
     }
   }
-  for (const auto& n : nodes_) {
-    auto it = n.labels.find(key);
-    if (it != n.labels.end()) table.Intern(it->second);
+  table.static_size = table.names.size();
+  for (size_t ni = 0; ni < nodes_.size(); ++ni) {
+    auto it = nodes_[ni].labels.find(key);
+    if (it == nodes_[ni].labels.end()) continue;
+    if (static_cast<size_t>(table.Intern(it->second)) >= table.static_size) {
+      node_shapes_domains_[ni] = 1;
+    }
   }
+  table.registered_size = table.names.size();
 }
 
 int SolverImpl::GroupFor(GroupKind kind, const std::string& ns,
@@ -940,6 +1018,7 @@ int SolverImpl::SpreadGroupFor(const apis::core::TopologySpreadConstraint& c, co
 void SolverImpl::ComputeEligibleDomains(TopologyGroup& g, const PodClass& cls) {
   if (g.is_hostname) return;
   DomainTable& table = domains_[g.key];
+  // Returns the domain admitted, -1 for none.
   auto admit = [&](const std::string& value) {
     if (!g.node_filters.empty()) {
       bool any = false;
@@ -947,9 +1026,11 @@ void SolverImpl::ComputeEligibleDomains(TopologyGroup& g, const PodClass& cls) {
         const Requirement* r = f.Find(g.key);
         if (r == nullptr || r->Has(value)) any = true;
       }
-      if (!any) return;
+      if (!any) return -1;
     }
-    g.eligible.insert(table.Intern(value));
+    const int d = table.Intern(value);
+    g.eligible.insert(d);
+    return d;
   };
   for (const auto& pool : pools_) {
     if (g.taint_filter && !scheduling::Tolerates(*g.taint_filter, pool.t->taints,
@@ -983,10 +1064,15 @@ void SolverImpl::ComputeEligibleDomains(TopologyGroup& g, const PodClass& cls) {
       if (pool_req == nullptr || pool_req->Has(v)) admit(v);
     }
   }
-  for (const auto& n : nodes_) {
+  // A domain only existing nodes make eligible: removing them would change the minimum.
+  const absl::flat_hash_set<int> from_pools = g.eligible;
+  for (size_t ni = 0; ni < nodes_.size(); ++ni) {
+    const NodeState& n = nodes_[ni];
     if (!NodePassesFilter(g, n)) continue;
     auto it = n.labels.find(g.key);
-    if (it != n.labels.end()) admit(it->second);
+    if (it == n.labels.end()) continue;
+    const int d = admit(it->second);
+    if (d >= 0 && !from_pools.contains(d)) node_shapes_domains_[ni] = 1;
   }
   (void)cls;
 }
@@ -1006,71 +1092,52 @@ std::string SolverImpl::DomainOfNode(const TopologyGroup& g, const NodeState& n)
   return it == n.labels.end() ? std::string() : it->second;
 }
 
+std::string SolverImpl::ClassKey(const Pod& p, const ResourceList& requests) const {
+  const auto& s = p.spec;
+  std::string key;
+  key.reserve(256);
+  absl::StrAppend(&key, p.metadata.namespace_, "\x1f");
+  for (const auto& [k, v] : p.metadata.labels) {
+    if (class_selector_keys_.contains(k)) absl::StrAppend(&key, k, "=", v, "\x1e");
+  }
+  absl::StrAppend(&key, "\x1f");
+  for (const auto& [k, v] : requests) absl::StrAppend(&key, k, "=", v.MilliValue(), "\x1e");
+  absl::StrAppend(&key, "\x1f");
+  for (const auto& [k, v] : s.node_selector) absl::StrAppend(&key, k, "=", v, "\x1e");
+  AppendSchedulingKey(s, &key);
+  absl::StrAppend(&key, "\x1f");
+  for (const auto& c : s.containers) {
+    for (const auto& port : c.ports) {
+      if (port.host_port > 0) {
+        absl::StrAppend(&key, port.host_ip, ":", port.host_port, "/",
+                        static_cast<int>(port.protocol.value_or(apis::core::Protocol::kTCP)), ";");
+      }
+    }
+  }
+  auto vol = in_.volume_requirements.find(&p);
+  if (vol != in_.volume_requirements.end()) {
+    for (const auto& alt : vol->second) absl::StrAppend(&key, "|v:", alt.String());
+  }
+  return key;
+}
+
 absl::Status SolverImpl::BuildClasses() {
   // Pass 1: which label keys do selectors read (only those split pods into classes).
-  auto note_term = [&](const apis::core::PodAffinityTerm& t) {
-    if (t.label_selector) {
-      for (const auto& [k, v] : t.label_selector->match_labels) selector_keys_.insert(k);
-      for (const auto& e : t.label_selector->match_expressions) selector_keys_.insert(e.key);
-    }
-    for (const auto& k : t.match_label_keys) selector_keys_.insert(k);
-    for (const auto& k : t.mismatch_label_keys) selector_keys_.insert(k);
-  };
-  auto note_pod = [&](const Pod& p) {
-    const auto& s = p.spec;
-    for (const auto& c : s.topology_spread_constraints) {
-      if (c.label_selector) {
-        for (const auto& [k, v] : c.label_selector->match_labels) selector_keys_.insert(k);
-        for (const auto& e : c.label_selector->match_expressions) selector_keys_.insert(e.key);
-      }
-      for (const auto& k : c.match_label_keys) selector_keys_.insert(k);
-    }
-    if (s.affinity) {
-      for (const auto* pa : {&s.affinity->pod_affinity, &s.affinity->pod_anti_affinity}) {
-        if (!*pa) continue;
-        for (const auto& t : (*pa)->required) note_term(t);
-        for (const auto& w : (*pa)->preferred) note_term(w.term);
-      }
-    }
-  };
-  for (const Pod* p : in_.pods) note_pod(*p);
+  for (const Pod* p : class_pods_) NoteSelectorKeys(*p, &selector_keys_);
   for (const Pod* p : in_.bound_pods) {
-    if (p != nullptr) note_pod(*p);
+    if (p != nullptr) NoteSelectorKeys(*p, &selector_keys_);
   }
+  class_selector_keys_ = selector_keys_;
 
   // Pass 2: classes.
-  absl::flat_hash_map<std::string, int> class_ids;
-  pod_class_.reserve(in_.pods.size());
-  for (size_t pi = 0; pi < in_.pods.size(); ++pi) {
-    const Pod* p = in_.pods[pi];
+  pod_class_.reserve(class_pods_.size());
+  for (size_t pi = 0; pi < class_pods_.size(); ++pi) {
+    const Pod* p = class_pods_[pi];
     const auto& s = p->spec;
     const ResourceList& requests = pod_requests_[pi];
-    std::string key;
-    key.reserve(256);
-    absl::StrAppend(&key, p->metadata.namespace_, "\x1f");
-    for (const auto& [k, v] : p->metadata.labels) {
-      if (selector_keys_.contains(k)) absl::StrAppend(&key, k, "=", v, "\x1e");
-    }
-    absl::StrAppend(&key, "\x1f");
-    for (const auto& [k, v] : requests) absl::StrAppend(&key, k, "=", v.MilliValue(), "\x1e");
-    absl::StrAppend(&key, "\x1f");
-    for (const auto& [k, v] : s.node_selector) absl::StrAppend(&key, k, "=", v, "\x1e");
-    AppendSchedulingKey(s, &key);
-    absl::StrAppend(&key, "\x1f");
-    for (const auto& c : s.containers) {
-      for (const auto& port : c.ports) {
-        if (port.host_port > 0) {
-          absl::StrAppend(&key, port.host_ip, ":", port.host_port, "/",
-                          static_cast<int>(port.protocol.value_or(apis::core::Protocol::kTCP)),
-                          ";");
-        }
-      }
-    }
     auto vol = in_.volume_requirements.find(p);
-    if (vol != in_.volume_requirements.end()) {
-      for (const auto& alt : vol->second) absl::StrAppend(&key, "|v:", alt.String());
-    }
-    auto [it, inserted] = class_ids.emplace(std::move(key), static_cast<int>(classes_.size()));
+    auto [it, inserted] =
+        class_ids_.emplace(ClassKey(*p, requests), static_cast<int>(classes_.size()));
     if (inserted) {
       PodClass c;
       c.rep = p;
@@ -1160,18 +1227,24 @@ absl::Status SolverImpl::BuildClasses() {
 }
 
 void SolverImpl::BuildTopologyCounts() {
+  if (record_contributions_) node_contributions_.assign(nodes_.size(), {});
   for (const Pod* p : in_.bound_pods) {
     if (p == nullptr || apis::core::IsTerminal(*p) || apis::core::IsTerminating(*p)) continue;
     auto it = node_by_name_.find(p->spec.node_name);
     if (it == node_by_name_.end()) continue;
     const NodeState& n = nodes_[it->second];
-    for (auto& g : groups_) {
+    for (size_t gid = 0; gid < groups_.size(); ++gid) {
+      TopologyGroup& g = groups_[gid];
       std::string d = DomainOfNode(g, n);
       if (d.empty()) continue;
       if (g.Selects(p->metadata.namespace_, p->metadata.labels) &&
           (g.kind != GroupKind::kSpread || NodePassesFilter(g, n))) {
-        g.Inc(g.counts, domains_[g.key].Intern(d));
+        const int domain = domains_[g.key].Intern(d);
+        g.Inc(g.counts, domain);
         ++g.total;
+        if (record_contributions_) {
+          node_contributions_[it->second].push_back({static_cast<int>(gid), domain, false});
+        }
       }
     }
     // Owner counts for anti-affinity groups this pod owns.
@@ -1180,10 +1253,22 @@ void SolverImpl::BuildTopologyCounts() {
         int gid = GroupFor(GroupKind::kAntiAffinity, p->metadata.namespace_, t, *p);
         TopologyGroup& g = groups_[gid];
         std::string d = DomainOfNode(g, n);
-        if (!d.empty()) g.Inc(g.owner_counts, domains_[g.key].Intern(d));
+        if (d.empty()) continue;
+        const int domain = domains_[g.key].Intern(d);
+        g.Inc(g.owner_counts, domain);
+        if (record_contributions_) node_contributions_[it->second].push_back({gid, domain, true});
       }
     }
   }
+}
+
+void SolverImpl::Bump(int gid, int domain, bool owner, int delta) {
+  TopologyGroup& g = groups_[gid];
+  std::vector<int64_t>& v = owner ? g.owner_counts : g.counts;
+  if (domain >= static_cast<int>(v.size())) v.resize(domain + 1, 0);
+  v[domain] += delta;
+  if (!owner) g.total += delta;
+  if (logging_) count_log_.push_back({{gid, domain, owner}, delta});
 }
 
 // ---- variants -------------------------------------------------------------------------------
@@ -1427,6 +1512,7 @@ absl::Status SolverImpl::CheckTopologyNode(const Variant& v, const PodClass& c,
     }
   }
   for (int gid : c.inverse) {
+    if (!group_active_.empty() && !group_active_[gid]) continue;
     const TopologyGroup& g = groups_[gid];
     std::string value = DomainOfNode(g, n);
     if (value.empty()) continue;
@@ -1574,6 +1660,7 @@ absl::Status SolverImpl::ApplyTopologyClaim(const Variant& v, const PodClass& c,
     }
   }
   for (int gid : c.inverse) {
+    if (!group_active_.empty() && !group_active_[gid]) continue;
     const TopologyGroup& g = groups_[gid];
     std::vector<int> domains = ClaimDomains(g, claim, reqs, pairs);
     std::vector<int> allowed;
@@ -1853,13 +1940,11 @@ void SolverImpl::RecordPlacement(const PodClass& c, const NodeState* node, const
     }
     int d = domain_of(g);
     if (d < 0) continue;
-    g.Inc(g.counts, d);
-    ++g.total;
+    Bump(gid, d, false, 1);
   }
   for (int gid : c.required_anti) {
-    TopologyGroup& g = groups_[gid];
-    int d = domain_of(g);
-    if (d >= 0) g.Inc(g.owner_counts, d);
+    int d = domain_of(groups_[gid]);
+    if (d >= 0) Bump(gid, d, true, 1);
   }
 }
 
@@ -1867,8 +1952,10 @@ bool SolverImpl::Place(const Pod* pod, int vi, std::vector<std::string>* reasons
   const int cls = variants_[vi].cls;
   // (a) existing nodes and in-flight NodeClaims.
   for (size_t ni = 0; ni < nodes_.size(); ++ni) {
+    if (!removed_.empty() && removed_[ni]) continue;
     if (TryNode(vi, ni).ok()) {
       NodeState& n = nodes_[ni];
+      if (logging_) node_log_.emplace_back(ni, n.used, n.ports.size());
       AddTo(n.used, classes_[cls].requests);
       n.ports.insert(n.ports.end(), classes_[cls].ports.begin(), classes_[cls].ports.end());
       n.placed.push_back(pod);
@@ -1942,7 +2029,7 @@ double SolverImpl::TypePrice(size_t t, const PairMask& pairs, int* pair) const {
 
 void SolverImpl::SplitClaims() {
   absl::flat_hash_map<const Pod*, int> class_of;
-  for (size_t i = 0; i < in_.pods.size(); ++i) class_of[in_.pods[i]] = pod_class_[i];
+  for (size_t i = 0; i < q_pods_.size(); ++i) class_of[q_pods_[i]] = q_class_[i];
   auto hostname_bound = [&](const PodClass& c) {
     if (!c.ports.empty()) return true;
     for (const std::vector<int>* list :
@@ -2442,41 +2529,54 @@ void SolverImpl::ComputeLowerBound(Plan& plan) {
   }
 }
 
-absl::StatusOr<Plan> SolverImpl::Run() {
+absl::Status SolverImpl::Build() {
   if (absl::Status s = BuildResources(); !s.ok()) return s;
   if (absl::Status s = BuildTypes(); !s.ok()) return s;
   if (absl::Status s = BuildPools(); !s.ok()) return s;
   if (absl::Status s = BuildNodes(); !s.ok()) return s;
   if (absl::Status s = BuildClasses(); !s.ok()) return s;
   BuildTopologyCounts();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Plan> SolverImpl::Run() {
+  if (absl::Status s = Build(); !s.ok()) return s;
+  q_pods_ = in_.pods;
+  q_class_ = pod_class_;
+  return PlaceAll();
+}
+
+Plan SolverImpl::PlaceAll() {
   // Existing-node usage before this pass, for the lower bound's free-room columns.
   std::vector<Amounts> used_before;
-  for (const auto& n : nodes_) used_before.push_back(n.used);
+  if (in_.options.lower_bound) {
+    for (const auto& n : nodes_) used_before.push_back(n.used);
+  }
 
   // Largest pods first: cpu desc, memory desc, then creation time and UID for determinism.
-  std::vector<size_t> order(in_.pods.size());
+  std::vector<size_t> order(q_pods_.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const Amounts& ra = classes_[pod_class_[a]].requests;
-    const Amounts& rb = classes_[pod_class_[b]].requests;
+    const Amounts& ra = classes_[q_class_[a]].requests;
+    const Amounts& rb = classes_[q_class_[b]].requests;
     if (ra[0] != rb[0]) return ra[0] > rb[0];
     if (ra[1] != rb[1]) return ra[1] > rb[1];
-    const Pod& pa = *in_.pods[a];
-    const Pod& pb = *in_.pods[b];
+    const Pod& pa = *q_pods_[a];
+    const Pod& pb = *q_pods_[b];
     auto ta = pa.metadata.creation_timestamp.value_or(absl::InfinitePast());
     auto tb = pb.metadata.creation_timestamp.value_or(absl::InfinitePast());
     if (ta != tb) return ta < tb;
     return pa.metadata.uid < pb.metadata.uid;
   });
 
-  std::vector<int> pod_variant(in_.pods.size(), -1);
+  std::vector<int> pod_variant(q_pods_.size(), -1);
   std::vector<size_t> queue = order;
-  std::vector<std::vector<std::string>> last_reasons(in_.pods.size());
+  std::vector<std::vector<std::string>> last_reasons(q_pods_.size());
   for (int round = 0; !queue.empty(); ++round) {
     std::vector<size_t> failed;
     for (size_t idx : queue) {
-      const Pod* pod = in_.pods[idx];
-      int vi = pod_variant[idx] >= 0 ? pod_variant[idx] : VariantFor(pod_class_[idx], RelaxState{});
+      const Pod* pod = q_pods_[idx];
+      int vi = pod_variant[idx] >= 0 ? pod_variant[idx] : VariantFor(q_class_[idx], RelaxState{});
       std::vector<std::string> reasons;
       bool placed = false;
       while (true) {
@@ -2487,11 +2587,11 @@ absl::StatusOr<Plan> SolverImpl::Run() {
         }
         std::optional<RelaxState> next = NextRelaxation(variants_[vi]);
         if (!next) break;
-        vi = VariantFor(pod_class_[idx], *next);
+        vi = VariantFor(q_class_[idx], *next);
       }
       pod_variant[idx] = vi;
       if (placed) {
-        placed_variant_.emplace_back(pod, VariantFor(pod_class_[idx], RelaxState{}));
+        placed_variant_.emplace_back(pod, VariantFor(q_class_[idx], RelaxState{}));
       } else {
         last_reasons[idx] = std::move(reasons);
         failed.push_back(idx);
@@ -2508,24 +2608,324 @@ absl::StatusOr<Plan> SolverImpl::Run() {
 
   // Restore pre-pass usage for the bound's free-room columns.
   std::vector<Amounts> used_after;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    used_after.push_back(nodes_[i].used);
-    nodes_[i].used = used_before[i];
+  if (in_.options.lower_bound) {
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      used_after.push_back(nodes_[i].used);
+      nodes_[i].used = used_before[i];
+    }
   }
   if (in_.options.improve) SplitClaims();
   Plan plan = Finalize();
   for (size_t idx : queue) {
     std::string reason = absl::StrJoin(last_reasons[idx], "; ");
     if (reason.empty()) reason = "no nodepool could host the pod";
-    plan.unschedulable.push_back({in_.pods[idx], std::move(reason)});
+    plan.unschedulable.push_back({q_pods_[idx], std::move(reason)});
   }
   std::sort(plan.unschedulable.begin(), plan.unschedulable.end(),
             [](const Unschedulable& a, const Unschedulable& b) {
               return PodKey(*a.pod) < PodKey(*b.pod);
             });
-  if (in_.options.lower_bound) ComputeLowerBound(plan);
-  for (size_t i = 0; i < nodes_.size(); ++i) nodes_[i].used = used_after[i];
+  if (in_.options.lower_bound) {
+    ComputeLowerBound(plan);
+    for (size_t i = 0; i < nodes_.size(); ++i) nodes_[i].used = used_after[i];
+  }
   return plan;
+}
+
+// ---- prepared solver (Session) ----------------------------------------------------------------
+
+class PreparedSolverImpl final : public internal::PreparedSolver {
+ public:
+  explicit PreparedSolverImpl(const Input& base) : base_(base) {}
+
+  // False: no question can take the shortcut.
+  bool Init();
+
+  std::optional<absl::StatusOr<Plan>> Simulate(std::span<const size_t> removed_nodes,
+                                               std::span<const Pod* const> moved_pods) override;
+
+ private:
+  // The class of a moved pod: by pointer, else by content; -1 when no prepared class matches.
+  int ClassOf(const Pod& p) const;
+  // False when the question needs the full solve. Sets impl_->group_active_.
+  bool Admissible(std::span<const size_t> removed_nodes);
+
+  const Input& base_;
+  std::vector<const Pod*> class_pods_;  // base.pods, then the bound pods
+  std::vector<ResourceList> requests_;  // aligned with class_pods_
+  std::unique_ptr<SolverImpl> impl_;
+  absl::flat_hash_map<const Pod*, int> class_of_;
+  absl::flat_hash_map<std::string, int> node_index_;
+  // Per node: removing it changes the domain tables, a spread group's eligible domains or the
+  // resource dimensions.
+  std::vector<char> node_sensitive_;
+  // Selector keys no pending pod reads: the nodes whose bound pods read them (the key must
+  // survive a question for the classes to stay the same), whether a bound pod on no known node
+  // reads it, and per class the ones its pods read.
+  std::vector<std::vector<int>> key_nodes_;
+  std::vector<char> key_always_;
+  std::vector<std::vector<int>> class_keys_;
+  // Anti-affinity groups: owned by a pending pod's class, by how many bound pods (required terms),
+  // per node the groups its bound pods own, per class the groups it owns.
+  std::vector<char> group_base_owned_;
+  std::vector<int> group_bound_owners_;
+  std::vector<std::vector<int>> node_owned_groups_;
+  std::vector<std::vector<int>> class_owned_groups_;
+  // Classes whose inverse anti-affinity rules could apply in another order in the reduced input.
+  std::vector<char> class_order_sensitive_;
+  // Scratch per question.
+  std::vector<const Pod*> q_pods_;
+  std::vector<int> q_class_;
+  std::vector<int> owners_left_;
+};
+
+bool PreparedSolverImpl::Init() {
+  const Options& o = base_.options;
+  if (o.improve || o.lower_bound) return false;
+  for (size_t i = 0; i < base_.nodes.size(); ++i) {
+    if (!node_index_.emplace(base_.nodes[i].name, static_cast<int>(i)).second) return false;
+  }
+  class_pods_ = base_.pods;
+  for (const Pod* p : base_.bound_pods) {
+    if (p != nullptr) class_pods_.push_back(p);
+  }
+  requests_.reserve(class_pods_.size());
+  for (const Pod* p : class_pods_) requests_.push_back(apis::core::PodRequests(*p));
+
+  // Resource dimensions only bound pods bring: a node carrying one shapes the dimensions.
+  absl::flat_hash_set<std::string> dims = {"cpu", "memory", "pods", "ephemeral-storage", "nodes"};
+  auto add_dims = [&](const ResourceList& l) {
+    for (const auto& [name, _] : l) dims.insert(name);
+  };
+  for (const auto& pool : base_.pools) {
+    for (const auto& it : pool.instance_types) {
+      if (it == nullptr) return false;
+      add_dims(it->capacity());
+      add_dims(it->Allocatable());
+    }
+    if (pool.remaining_limits) add_dims(*pool.remaining_limits);
+  }
+  for (size_t i = 0; i < base_.pods.size(); ++i) add_dims(requests_[i]);
+  for (const auto& ds : base_.daemon_sets) {
+    if (ds.pod != nullptr) add_dims(apis::core::PodRequests(*ds.pod));
+  }
+  node_sensitive_.assign(base_.nodes.size(), 0);
+  absl::flat_hash_set<std::string> bound_only;
+  for (size_t i = base_.pods.size(); i < requests_.size(); ++i) {
+    for (const auto& [name, _] : requests_[i]) {
+      if (!dims.contains(name)) bound_only.insert(name);
+    }
+  }
+  for (const std::string& name : bound_only) {
+    bool carried = false;
+    for (size_t n = 0; n < base_.nodes.size(); ++n) {
+      if (base_.nodes[n].allocatable.contains(name)) {
+        node_sensitive_[n] = 1;
+        carried = true;
+      }
+    }
+    if (!carried) return false;
+  }
+
+  impl_ = std::make_unique<SolverImpl>(base_, class_pods_, requests_, nullptr);
+  impl_->record_contributions_ = true;
+  if (!impl_->Build().ok()) return false;
+  SolverImpl& s = *impl_;
+  for (size_t n = 0; n < s.nodes_.size(); ++n) {
+    if (s.node_shapes_domains_[n]) node_sensitive_[n] = 1;
+  }
+  s.domains_[std::string(v1::kLabelHostname)];  // exists before any question (stable tables)
+  for (const auto& [key, table] : s.domains_) {
+    if (key != v1::kLabelHostname && table.names.size() != table.registered_size) return false;
+  }
+  for (size_t i = 0; i < class_pods_.size(); ++i)
+    class_of_.emplace(class_pods_[i], s.pod_class_[i]);
+
+  // Selector keys.
+  absl::flat_hash_set<std::string> base_keys;
+  for (const Pod* p : base_.pods) NoteSelectorKeys(*p, &base_keys);
+  absl::flat_hash_map<std::string, int> extra;
+  auto extra_keys = [&](const Pod& p) {
+    absl::flat_hash_set<std::string> keys;
+    NoteSelectorKeys(p, &keys);
+    std::vector<int> out;
+    for (const auto& k : keys) {
+      if (base_keys.contains(k)) continue;
+      auto [it, inserted] = extra.emplace(k, static_cast<int>(extra.size()));
+      if (inserted) {
+        key_nodes_.emplace_back();
+        key_always_.push_back(0);
+      }
+      out.push_back(it->second);
+    }
+    return out;
+  };
+  for (const Pod* p : base_.bound_pods) {
+    if (p == nullptr) continue;
+    auto node = node_index_.find(p->spec.node_name);
+    for (int k : extra_keys(*p)) {
+      if (node == node_index_.end()) {
+        key_always_[k] = 1;
+      } else if (key_nodes_[k].empty() || key_nodes_[k].back() != node->second) {
+        key_nodes_[k].push_back(node->second);
+      }
+    }
+  }
+  class_keys_.resize(s.classes_.size());
+  for (size_t c = 0; c < s.classes_.size(); ++c) class_keys_[c] = extra_keys(*s.classes_[c].rep);
+
+  // Anti-affinity groups.
+  const size_t ng = s.groups_.size();
+  group_base_owned_.assign(ng, 0);
+  group_bound_owners_.assign(ng, 0);
+  node_owned_groups_.assign(base_.nodes.size(), {});
+  class_owned_groups_.resize(s.classes_.size());
+  class_order_sensitive_.assign(s.classes_.size(), 0);
+  for (size_t c = 0; c < s.classes_.size(); ++c) {
+    const PodClass& cls = s.classes_[c];
+    class_owned_groups_[c] = cls.required_anti;
+    class_owned_groups_[c].insert(class_owned_groups_[c].end(), cls.preferred_anti.begin(),
+                                  cls.preferred_anti.end());
+    bool other_key = false;
+    for (int g : cls.inverse) other_key |= !s.groups_[g].is_hostname;
+    class_order_sensitive_[c] = cls.inverse.size() >= 2 && other_key;
+  }
+  for (size_t i = 0; i < base_.pods.size(); ++i) {
+    const int c = s.pod_class_[i];
+    if (class_order_sensitive_[c]) return false;
+    for (int g : class_owned_groups_[c]) group_base_owned_[g] = 1;
+  }
+  for (const Pod* p : base_.bound_pods) {
+    if (p == nullptr || !p->spec.affinity || !p->spec.affinity->pod_anti_affinity) continue;
+    auto node = node_index_.find(p->spec.node_name);
+    for (const auto& t : p->spec.affinity->pod_anti_affinity->required) {
+      const int g = s.GroupFor(GroupKind::kAntiAffinity, p->metadata.namespace_, t, *p);
+      ++group_bound_owners_[g];
+      if (node != node_index_.end()) node_owned_groups_[node->second].push_back(g);
+    }
+  }
+  if (s.groups_.size() != ng) return false;  // every group exists after Build
+  s.removed_.assign(s.nodes_.size(), 0);
+  s.group_active_.assign(ng, 1);
+  return true;
+}
+
+int PreparedSolverImpl::ClassOf(const Pod& p) const {
+  auto it = class_of_.find(&p);
+  if (it != class_of_.end()) return it->second;
+  auto c = impl_->class_ids_.find(impl_->ClassKey(p, apis::core::PodRequests(p)));
+  return c == impl_->class_ids_.end() ? -1 : c->second;
+}
+
+bool PreparedSolverImpl::Admissible(std::span<const size_t> removed_nodes) {
+  SolverImpl& s = *impl_;
+  for (size_t n : removed_nodes) {
+    if (node_sensitive_[n]) return false;
+  }
+  const size_t nb = base_.pods.size();
+  for (size_t i = nb; i < q_class_.size(); ++i) {
+    if (class_order_sensitive_[q_class_[i]]) return false;
+  }
+  // Every selector key must still be read by some pod of the reduced input.
+  for (size_t k = 0; k < key_nodes_.size(); ++k) {
+    if (key_always_[k]) continue;
+    bool read = false;
+    for (int n : key_nodes_[k]) {
+      if (!s.removed_[n]) {
+        read = true;
+        break;
+      }
+    }
+    for (size_t i = nb; i < q_class_.size() && !read; ++i) {
+      for (int ck : class_keys_[q_class_[i]]) read |= ck == static_cast<int>(k);
+    }
+    if (!read) return false;
+  }
+  // Anti-affinity groups only pods that are gone own do not exist in the reduced input.
+  owners_left_ = group_bound_owners_;
+  for (size_t n : removed_nodes) {
+    if (s.removed_[n] != 1) continue;  // counted once even when listed twice
+    s.removed_[n] = 2;
+    for (int g : node_owned_groups_[n]) --owners_left_[g];
+  }
+  for (size_t n : removed_nodes) s.removed_[n] = 1;
+  for (size_t g = 0; g < s.groups_.size(); ++g) {
+    if (s.groups_[g].kind != GroupKind::kAntiAffinity) continue;
+    s.group_active_[g] = group_base_owned_[g] || owners_left_[g] > 0;
+  }
+  for (size_t i = nb; i < q_class_.size(); ++i) {
+    for (int g : class_owned_groups_[q_class_[i]]) s.group_active_[g] = 1;
+  }
+  return true;
+}
+
+std::optional<absl::StatusOr<Plan>> PreparedSolverImpl::Simulate(
+    std::span<const size_t> removed_nodes, std::span<const Pod* const> moved_pods) {
+  SolverImpl& s = *impl_;
+  q_pods_.assign(base_.pods.begin(), base_.pods.end());
+  q_pods_.insert(q_pods_.end(), moved_pods.begin(), moved_pods.end());
+  q_class_.assign(s.pod_class_.begin(), s.pod_class_.begin() + base_.pods.size());
+  for (const Pod* p : moved_pods) {
+    const int c = ClassOf(*p);
+    if (c < 0) return std::nullopt;
+    q_class_.push_back(c);
+  }
+  for (size_t n : removed_nodes) s.removed_[n] = 1;
+  if (!Admissible(removed_nodes)) {
+    for (size_t n : removed_nodes) s.removed_[n] = 0;
+    return std::nullopt;
+  }
+
+  // Prepare: fresh claims and cursors; record what placement changes.
+  s.claims_.clear();
+  s.placed_variant_.clear();
+  for (auto& v : s.variants_) {
+    v.claim_cursor = 0;
+    v.retry_claims.clear();
+  }
+  std::vector<std::pair<std::optional<Amounts>, std::optional<int64_t>>> limits;
+  limits.reserve(s.pools_.size());
+  for (const auto& p : s.pools_) limits.emplace_back(p.remaining, p.remaining_nodes);
+  std::vector<std::pair<DomainTable*, size_t>> tables;
+  tables.reserve(s.domains_.size());
+  for (auto& [key, table] : s.domains_) tables.emplace_back(&table, table.names.size());
+  s.logging_ = true;
+  for (size_t n : removed_nodes) {
+    if (s.removed_[n] != 1) continue;
+    s.removed_[n] = 2;
+    for (const auto& c : s.node_contributions_[n]) s.Bump(c.group, c.domain, c.owner, -1);
+  }
+  for (size_t n : removed_nodes) s.removed_[n] = 1;
+
+  s.q_pods_ = q_pods_;
+  s.q_class_ = q_class_;
+  Plan plan = s.PlaceAll();
+
+  // Undo.
+  s.logging_ = false;
+  for (auto it = s.count_log_.rbegin(); it != s.count_log_.rend(); ++it) {
+    s.Bump(it->first.group, it->first.domain, it->first.owner, -it->second);
+  }
+  s.count_log_.clear();
+  for (auto it = s.node_log_.rbegin(); it != s.node_log_.rend(); ++it) {
+    NodeState& n = s.nodes_[std::get<0>(*it)];
+    n.used = std::move(std::get<1>(*it));
+    n.ports.resize(std::get<2>(*it));
+    n.placed.clear();
+  }
+  s.node_log_.clear();
+  for (auto& [table, size] : tables) {
+    for (size_t i = size; i < table->names.size(); ++i) table->ids.erase(table->names[i]);
+    table->names.resize(size);
+  }
+  for (size_t p = 0; p < s.pools_.size(); ++p) {
+    s.pools_[p].remaining = std::move(limits[p].first);
+    s.pools_[p].remaining_nodes = limits[p].second;
+  }
+  s.claims_.clear();
+  for (size_t n : removed_nodes) s.removed_[n] = 0;
+  std::fill(s.group_active_.begin(), s.group_active_.end(), 1);
+  return absl::StatusOr<Plan>(std::move(plan));
 }
 
 }  // namespace
@@ -2582,7 +2982,7 @@ absl::StatusOr<Plan> Solve(const Input& input) {
     if (p == nullptr) return absl::InvalidArgumentError("null pod in input");
     pod_requests.push_back(apis::core::PodRequests(*p));
   }
-  SolverImpl base(input, pod_requests, nullptr);
+  SolverImpl base(input, input.pods, pod_requests, nullptr);
   auto plan = base.Run();
   if (!plan.ok() || !input.options.improve || plan->node_claims.size() < 2) return plan;
   // Re-packing costs several packings; skip it when it could save less than 1 %.
@@ -2694,7 +3094,7 @@ absl::StatusOr<Plan> Solve(const Input& input) {
       if (cpu > cap_cpu || mem > cap_mem) excludes = true;
     }
     if (!excludes) continue;
-    SolverImpl capped(capped_input, pod_requests, cap);
+    SolverImpl capped(capped_input, capped_input.pods, pod_requests, cap);
     auto alt = capped.Run();
     if (!alt.ok()) continue;
     // Only a plan that places every pod the current one places may replace it (it must not
@@ -2710,6 +3110,12 @@ absl::StatusOr<Plan> Solve(const Input& input) {
   plan->lower_bound = bound;
   plan->lower_bound_error = bound_error;
   return plan;
+}
+
+std::unique_ptr<internal::PreparedSolver> internal::PreparedSolver::Create(const Input& base) {
+  auto p = std::make_unique<PreparedSolverImpl>(base);
+  if (!p->Init()) return nullptr;
+  return p;
 }
 
 }  // namespace dovetail::solver
