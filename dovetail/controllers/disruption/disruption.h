@@ -204,4 +204,10 @@ absl::StatusOr<MethodResult> ComputeCommands(Method method, const ClusterView& v
 absl::Status ValidateCommand(const Command& command, const ClusterView& fresh,
                              const Simulator& fresh_simulator, const Options& options);
 
+// Emptiness after the delay keeps its still-valid subset (§2.8.4): the command with only the
+// candidates that are still empty candidates (not nominated) within the fresh budget, in order.
+// FailedPrecondition when none is left.
+absl::StatusOr<Command> ValidEmptinessSubset(const Command& command, const ClusterView& fresh,
+                                             const Options& options);
+
 }  // namespace dovetail::controllers::disruption

@@ -666,6 +666,37 @@ TEST(DisruptionTest, GlobalMultiNodeSearchSkipsACandidateThatCannotMove) {
   EXPECT_NEAR(result->commands[0].savings_per_hour, 0.60, 1e-9);
 }
 
+TEST(DisruptionTest, EmptinessValidationKeepsTheValidSubset) {
+  Scene s;
+  s.Pool().spec.disruption->budgets = std::vector<v1::Budget>{};
+  s.AddNode("a");
+  s.AddNode("b");
+  s.AddNode("c");
+  auto result = s.Run(Method::kEmptiness);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result->commands, SizeIs(1));
+  const Command command = result->commands[0];
+  ASSERT_THAT(command.candidates, SizeIs(3));
+
+  ClusterView fresh = s.view;
+  fresh.snapshot.pods_by_node["b"].push_back(
+      s.objects().Pod(state::testing::PodJson("default", "arrived", "b", "100m")));
+  for (auto& n : fresh.snapshot.nodes) {
+    if (n.Name() == "c") n.nominated_until = kNow + absl::Seconds(20);
+  }
+  absl::StatusOr<Command> valid = ValidEmptinessSubset(command, fresh, {});
+  ASSERT_TRUE(valid.ok()) << valid.status();
+  EXPECT_THAT(Names(*valid), ElementsAre("a"));
+  auto simulator = Simulator::Create(fresh, {});
+  ASSERT_TRUE(simulator.ok());
+  EXPECT_EQ(ValidateCommand(command, fresh, **simulator, {}).code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  for (auto& n : fresh.snapshot.nodes) n.marked_for_deletion = true;
+  EXPECT_EQ(ValidEmptinessSubset(command, fresh, {}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 TEST(DisruptionTest, NotConsolidatableYetIsNotACandidate) {
   Scene s;
   s.Pool();

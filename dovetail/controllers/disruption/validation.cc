@@ -97,4 +97,26 @@ absl::Status ValidateCommand(const Command& command, const ClusterView& fresh,
   return absl::OkStatus();
 }
 
+absl::StatusOr<Command> ValidEmptinessSubset(const Command& command, const ClusterView& fresh,
+                                             const Options& options) {
+  std::vector<Candidate> current = GetCandidates(fresh, Method::kEmptiness, options, nullptr);
+  absl::flat_hash_map<std::string, Candidate*> by_name;
+  for (Candidate& c : current) by_name[c.name] = &c;
+  BudgetMapping budgets = BuildBudgetMapping(fresh, apis::v1::DisruptionReason::kEmpty);
+  Command out;
+  out.method = Method::kEmptiness;
+  for (const Candidate& c : command.candidates) {
+    auto it = by_name.find(c.name);
+    if (it == by_name.end() || budgets.Remaining(c.node_pool) <= 0) continue;
+    budgets.Take(c.node_pool);
+    out.savings_per_hour += it->second->price;
+    out.pods_moved += static_cast<int>(it->second->reschedulable.size());
+    out.candidates.push_back(std::move(*it->second));
+  }
+  if (out.candidates.empty()) {
+    return absl::FailedPreconditionError("no candidate of the emptiness command is still valid");
+  }
+  return out;
+}
+
 }  // namespace dovetail::controllers::disruption
