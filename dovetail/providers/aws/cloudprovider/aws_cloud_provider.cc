@@ -1,0 +1,625 @@
+#include "dovetail/providers/aws/cloudprovider/aws_cloud_provider.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_join.h"
+#include "dovetail/apis/v1/labels.h"
+#include "dovetail/common/absl_compat.h"
+#include "dovetail/common/status_macros.h"
+#include "dovetail/kube/errors.h"
+#include "dovetail/kube/typed_client.h"
+#include "dovetail/providers/aws/cloudprovider/fleet.h"
+#include "dovetail/providers/aws/cloudprovider/user_data.h"
+#include "dovetail/providers/aws/errors.h"
+#include "dovetail/scheduling/requirements.h"
+
+namespace dovetail::providers::aws {
+
+namespace awsv1 = apis::aws::v1;
+namespace core = apis::core;
+namespace v1 = apis::v1;
+namespace cp = ::dovetail::cloudprovider;
+using scheduling::Requirements;
+
+namespace {
+
+bool IsGone(std::string_view state) { return state == "shutting-down" || state == "terminated"; }
+
+absl::Time ParseTime(std::string_view text) {
+  absl::Time t;
+  std::string err;
+  if (absl::ParseTime(absl::RFC3339_full, AsAbsl(text), &t, &err)) return t;
+  return absl::InfinitePast();
+}
+
+// The newest listed AMI whose requirements fit `type` (non-deprecated first; status order among
+// equals); "" when none.
+std::string ImageFor(const awsv1::EC2NodeClass& nc, const cp::InstanceType& type) {
+  const awsv1::AMI* best = nullptr;
+  for (const awsv1::AMI& ami : nc.status.amis) {
+    absl::StatusOr<Requirements> r = Requirements::FromNodeSelectorRequirements(ami.requirements);
+    if (!r.ok() || !cp::RequirementsIntersect(type.requirements(), *r)) continue;
+    if (best == nullptr || (best->deprecated && !ami.deprecated)) best = &ami;
+  }
+  return best == nullptr ? "" : best->id;
+}
+
+std::string FamilyName(awsv1::AMIFamily f) {
+  return std::string(awsv1::EnumNames(f)[static_cast<size_t>(f)]);
+}
+
+}  // namespace
+
+NodeClassGetter NodeClassGetterFromKube(kube::Client& client) {
+  return [&client](std::string_view name) -> absl::StatusOr<awsv1::EC2NodeClass> {
+    kube::TypedClient<awsv1::EC2NodeClass> typed(client, kube::resources::kEC2NodeClasses);
+    absl::StatusOr<awsv1::EC2NodeClass> nc = typed.Get("", name);
+    if (!nc.ok() && kube::IsNotFound(nc.status())) {
+      return absl::NotFoundError(Cat("EC2NodeClass ", name, " not found"));
+    }
+    if (nc.ok()) awsv1::ApplyDefaults(*nc);
+    return nc;
+  };
+}
+
+absl::StatusOr<std::string> InstanceIdFromProviderId(std::string_view provider_id) {
+  if (!provider_id.starts_with("aws://")) {
+    return absl::InvalidArgumentError(
+        Cat("provider id \"", provider_id, "\" is not of the form aws:///<zone>/<instance id>"));
+  }
+  const size_t slash = provider_id.rfind('/');
+  std::string_view id = provider_id.substr(slash + 1);
+  if (!id.starts_with("i-")) {
+    return absl::InvalidArgumentError(Cat("provider id \"", provider_id, "\" has no instance id"));
+  }
+  return std::string(id);
+}
+
+std::vector<Ec2Instance> ParseDescribeInstances(const pugi::xml_node& root) {
+  std::vector<Ec2Instance> out;
+  for (pugi::xml_node r : root.child("reservationSet").children("item")) {
+    for (pugi::xml_node i : r.child("instancesSet").children("item")) {
+      Ec2Instance inst;
+      inst.instance_id = Text(i, "instanceId");
+      inst.instance_type = Text(i, "instanceType");
+      inst.image_id = Text(i, "imageId");
+      inst.state = Text(i.child("instanceState"), "name");
+      inst.zone = Text(i.child("placement"), "availabilityZone");
+      inst.subnet_id = Text(i, "subnetId");
+      inst.lifecycle = Text(i, "instanceLifecycle");
+      for (pugi::xml_node g : i.child("groupSet").children("item")) {
+        inst.security_group_ids.push_back(Text(g, "groupId"));
+      }
+      const std::string launch = Text(i, "launchTime");
+      if (!launch.empty()) {
+        const absl::Time t = ParseTime(launch);
+        if (t != absl::InfinitePast()) inst.launch_time = t;
+      }
+      inst.tags = ParseTagSet(i.child("tagSet"));
+      out.push_back(std::move(inst));
+    }
+  }
+  return out;
+}
+
+AwsCloudProvider::AwsCloudProvider(Dependencies deps, Options options)
+    : ec2_(deps.ec2),
+      pricing_(deps.pricing),
+      unavailable_(deps.unavailable),
+      clock_(deps.clock),
+      get_node_class_(std::move(deps.get_node_class)),
+      options_(std::move(options)) {}
+
+// ---- catalog ----
+
+absl::Status AwsCloudProvider::RefreshCatalog(bool force) {
+  const absl::Time now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  bool changed = false;
+  if (force || !inputs_.has_value() || now - types_at_ >= options_.instance_types_ttl) {
+    absl::Status spot_error;
+    absl::StatusOr<ApiCatalogInputs> inputs = FetchApiCatalogInputs(ec2_, now, &spot_error);
+    if (inputs.ok()) {
+      if (!inputs->spot_prices.has_value() && inputs_.has_value()) {
+        inputs->spot_prices = inputs_->spot_prices;  // keep the last good spot prices
+      }
+      if (inputs->spot_prices.has_value() && spot_error.ok()) spot_at_ = now;
+      inputs_ = *std::move(inputs);
+      types_at_ = now;
+      changed = true;
+    } else if (!inputs_.has_value()) {
+      return inputs.status();
+    }
+  } else if (now - spot_at_ >= options_.spot_prices_ttl) {
+    absl::StatusOr<std::vector<Ec2SpotPrice>> spot = ec2_.DescribeSpotPriceHistory(now);
+    if (spot.ok()) {
+      inputs_->spot_prices = *std::move(spot);
+      spot_at_ = now;
+      changed = true;
+    }
+  }
+  if (force || on_demand_at_ == absl::InfinitePast() ||
+      now - on_demand_at_ >= options_.on_demand_prices_ttl) {
+    OnDemandPriceTable table = FetchOnDemandPrices(pricing_, options_.catalog.region,
+                                                   options_.catalog.static_files.on_demand_prices);
+    // A fallback to the static table after API prices were in use keeps the API prices.
+    if (table.source == OnDemandPriceTable::Source::kApi || on_demand_rows_.empty()) {
+      on_demand_rows_ = ToOnDemandPriceRows(options_.catalog.region, table.prices);
+      changed = true;
+    }
+    on_demand_at_ = now;
+  }
+  if (changed || !catalog_.has_value()) {
+    ApiCatalogOptions opts = options_.catalog;
+    if (!on_demand_rows_.empty()) opts.static_files.on_demand_prices = on_demand_rows_;
+    absl::StatusOr<cp::Catalog> catalog = BuildApiCatalog(*inputs_, opts);
+    if (!catalog.ok()) {
+      if (!catalog_.has_value()) return catalog.status();
+    } else {
+      catalog_ = *std::move(catalog);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<cp::Catalog> AwsCloudProvider::BaseCatalog() {
+  RETURN_IF_ERROR(RefreshCatalog());
+  absl::MutexLock lock(&mu_);
+  return *catalog_;
+}
+
+cp::Catalog AwsCloudProvider::FilterCatalog(const cp::Catalog& base,
+                                            const awsv1::EC2NodeClass& nc) {
+  std::set<std::string> zones;
+  for (const awsv1::Subnet& s : nc.status.subnets) zones.insert(s.zone);
+  std::vector<cp::InstanceTypePtr> types;
+  types.reserve(base.size());
+  for (const cp::InstanceTypePtr& type : base) {
+    std::vector<cp::Offering> offerings = type->offerings().list();
+    bool touched = false;
+    for (cp::Offering& o : offerings) {
+      if (!o.available) continue;
+      if (!zones.contains(o.zone) ||
+          unavailable_.IsUnavailable(o.capacity_type, type->name(), o.zone)) {
+        o.available = false;
+        touched = true;
+      }
+    }
+    types.push_back(touched ? type->WithOfferings(cp::Offerings(std::move(offerings))) : type);
+  }
+  return cp::Catalog::Create(std::move(types)).value();
+}
+
+absl::StatusOr<cp::Catalog> AwsCloudProvider::GetInstanceTypes(const v1::NodePool& node_pool) {
+  const auto& ref = node_pool.spec.template_.spec.node_class_ref;
+  if (!ref.has_value()) {
+    return cp::NodeClassNotReadyError(
+        Cat("NodePool ", node_pool.metadata.name, " has no nodeClassRef"));
+  }
+  ASSIGN_OR_RETURN(const awsv1::EC2NodeClass nc, ReadyNodeClass(ref->name));
+  ASSIGN_OR_RETURN(const cp::Catalog base, BaseCatalog());
+  return FilterCatalog(base, nc);
+}
+
+// ---- node class ----
+
+absl::StatusOr<awsv1::EC2NodeClass> AwsCloudProvider::ReadyNodeClass(std::string_view name) {
+  absl::StatusOr<awsv1::EC2NodeClass> nc = get_node_class_(name);
+  if (!nc.ok()) {
+    if (absl::IsNotFound(nc.status())) {
+      return cp::NodeClassNotReadyError(Cat("EC2NodeClass ", name, " not found"));
+    }
+    return nc.status();
+  }
+  if (nc->metadata.deletion_timestamp.has_value()) {
+    return cp::NodeClassNotReadyError(Cat("EC2NodeClass ", name, " is being deleted"));
+  }
+  const core::Condition* ready = v1::FindCondition(nc->status.conditions, "Ready");
+  if (ready == nullptr || ready->status == core::ConditionStatus::kFalse) {
+    return cp::NodeClassNotReadyError(
+        Cat("EC2NodeClass ", name, " is not ready",
+            ready == nullptr ? std::string() : Cat(": ", ready->reason, " ", ready->message)));
+  }
+  if (ready->status == core::ConditionStatus::kUnknown) {
+    return cp::CreateError("NodeClassReadinessUnknown",
+                           Cat("EC2NodeClass ", name, " readiness is unknown"));
+  }
+  if (ready->observed_generation != 0 && ready->observed_generation != nc->metadata.generation) {
+    return cp::NodeClassNotReadyError(
+        Cat("EC2NodeClass ", name, " status is stale (observedGeneration ",
+            ready->observed_generation, ", generation ", nc->metadata.generation, ")"));
+  }
+  return nc;
+}
+
+// ---- instances ----
+
+absl::StatusOr<std::vector<Ec2Instance>> AwsCloudProvider::DescribeInstances(
+    const QueryParams& params) {
+  std::vector<Ec2Instance> out;
+  std::string token;
+  for (int pages = 0; pages < 10'000; ++pages) {
+    QueryParams p = params;
+    if (!token.empty()) p.emplace_back("NextToken", token);
+    ASSIGN_OR_RETURN(auto doc, ec2_.Query("DescribeInstances", p));
+    const pugi::xml_node root = doc->document_element();
+    for (Ec2Instance& i : ParseDescribeInstances(root)) out.push_back(std::move(i));
+    const std::string next = Text(root, "nextToken");
+    if (next.empty() || next == token) break;
+    token = next;
+  }
+  return out;
+}
+
+bool AwsCloudProvider::Owned(const Ec2Instance& i) const {
+  auto cluster = i.tags.find(Cat(v1::kTagClusterPrefix, options_.cluster_name));
+  return cluster != i.tags.end() && cluster->second == "owned" &&
+         i.tags.contains(std::string(v1::kTagNodePool));
+}
+
+absl::StatusOr<Ec2Instance> AwsCloudProvider::OwnedInstance(std::string_view provider_id) {
+  ASSIGN_OR_RETURN(const std::string id, InstanceIdFromProviderId(provider_id));
+  QueryParams params;
+  AddList(params, "InstanceId", {id});
+  absl::StatusOr<std::vector<Ec2Instance>> found = DescribeInstances(params);
+  if (!found.ok()) {
+    if (absl::IsNotFound(found.status())) {
+      return cp::NodeClaimNotFoundError(Cat("instance ", id, " not found"));
+    }
+    return found.status();
+  }
+  for (const Ec2Instance& i : *found) {
+    if (i.instance_id != id) continue;
+    if (!Owned(i)) {
+      return cp::NodeClaimNotFoundError(
+          Cat("instance ", id, " is not owned by cluster ", options_.cluster_name));
+    }
+    if (IsGone(i.state)) return cp::NodeClaimNotFoundError(Cat("instance ", id, " is ", i.state));
+    return i;
+  }
+  return cp::NodeClaimNotFoundError(Cat("instance ", id, " not found"));
+}
+
+v1::NodeClaim AwsCloudProvider::ToNodeClaim(const Ec2Instance& i,
+                                            const cp::Catalog* catalog) const {
+  v1::NodeClaim claim;
+  claim.api_version = std::string(v1::kApiVersion);
+  claim.kind = std::string(v1::kNodeClaimKind);
+  if (auto it = i.tags.find(std::string(v1::kTagNodeClaim)); it != i.tags.end()) {
+    claim.metadata.name = it->second;
+  }
+  auto& labels = claim.metadata.labels;
+  const std::string capacity_type = i.lifecycle == "spot" ? std::string(v1::kCapacityTypeSpot)
+                                                          : std::string(v1::kCapacityTypeOnDemand);
+  if (catalog != nullptr) {
+    if (const cp::InstanceType* type = catalog->Find(i.instance_type); type != nullptr) {
+      for (const auto& [k, v] : type->requirements().SingleValuedLabels()) labels[k] = v;
+      for (const cp::Offering& o : type->offerings()) {
+        if (o.zone == i.zone && o.capacity_type == capacity_type) {
+          for (const auto& [k, v] : o.requirements.SingleValuedLabels()) labels[k] = v;
+        }
+      }
+      claim.status.capacity = type->capacity();
+      claim.status.allocatable = type->Allocatable();
+    }
+  }
+  labels[std::string(v1::kLabelInstanceType)] = i.instance_type;
+  labels[std::string(v1::kLabelTopologyZone)] = i.zone;
+  labels[std::string(v1::kCapacityTypeLabelKey)] = capacity_type;
+  if (auto it = i.tags.find(std::string(v1::kTagNodePool)); it != i.tags.end()) {
+    labels[std::string(v1::kNodePoolLabelKey)] = it->second;
+  }
+  if (auto it = i.tags.find(std::string(v1::kTagNodeClass)); it != i.tags.end()) {
+    labels[std::string(v1::kLabelNodeClass)] = it->second;
+  }
+  claim.metadata.creation_timestamp = i.launch_time;
+  claim.status.provider_id = Cat(kProviderIdPrefix, i.zone, "/", i.instance_id);
+  claim.status.image_id = i.image_id;
+  return claim;
+}
+
+absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Get(std::string_view provider_id) {
+  ASSIGN_OR_RETURN(const Ec2Instance i, OwnedInstance(provider_id));
+  std::optional<cp::Catalog> catalog;
+  if (absl::StatusOr<cp::Catalog> c = BaseCatalog(); c.ok()) catalog = *std::move(c);
+  return ToNodeClaim(i, catalog.has_value() ? &*catalog : nullptr);
+}
+
+absl::StatusOr<std::vector<v1::NodeClaim>> AwsCloudProvider::List() {
+  QueryParams params;
+  AddFilters(params, {{"tag:" + Cat(v1::kTagClusterPrefix, options_.cluster_name), {"owned"}},
+                      {"tag-key", {std::string(v1::kTagNodePool)}},
+                      {"instance-state-name", {"pending", "running", "stopping", "stopped"}}});
+  ASSIGN_OR_RETURN(const std::vector<Ec2Instance> found, DescribeInstances(params));
+  std::optional<cp::Catalog> catalog;
+  if (absl::StatusOr<cp::Catalog> c = BaseCatalog(); c.ok()) catalog = *std::move(c);
+  std::vector<v1::NodeClaim> out;
+  for (const Ec2Instance& i : found) {
+    if (!Owned(i) || IsGone(i.state)) continue;  // the filters again, never trusted alone
+    out.push_back(ToNodeClaim(i, catalog.has_value() ? &*catalog : nullptr));
+  }
+  std::sort(out.begin(), out.end(), [](const v1::NodeClaim& a, const v1::NodeClaim& b) {
+    return a.status.provider_id < b.status.provider_id;
+  });
+  return out;
+}
+
+absl::Status AwsCloudProvider::Delete(const v1::NodeClaim& node_claim) {
+  if (node_claim.status.provider_id.empty()) {
+    return cp::NodeClaimNotFoundError(
+        Cat("NodeClaim ", node_claim.metadata.name, " was never launched"));
+  }
+  ASSIGN_OR_RETURN(const Ec2Instance i, OwnedInstance(node_claim.status.provider_id));
+  QueryParams params;
+  AddList(params, "InstanceId", {i.instance_id});
+  absl::StatusOr<std::unique_ptr<pugi::xml_document>> done =
+      ec2_.Query("TerminateInstances", params);
+  if (!done.ok()) {
+    if (absl::IsNotFound(done.status())) {
+      return cp::NodeClaimNotFoundError(Cat("instance ", i.instance_id, " not found"));
+    }
+    return done.status();
+  }
+  return absl::OkStatus();  // termination requested; NotFound once it is shutting down
+}
+
+absl::StatusOr<std::string> AwsCloudProvider::IsDrifted(const v1::NodeClaim& node_claim) {
+  if (!node_claim.spec.node_class_ref.has_value()) return std::string();
+  absl::StatusOr<awsv1::EC2NodeClass> nc = get_node_class_(node_claim.spec.node_class_ref->name);
+  if (!nc.ok()) {
+    if (absl::IsNotFound(nc.status())) return std::string();  // not resolvable: no verdict
+    return nc.status();
+  }
+  if (std::string s = StaticDrift(*nc, node_claim); !s.empty()) return s;
+  ASSIGN_OR_RETURN(const Ec2Instance i, OwnedInstance(node_claim.status.provider_id));
+  std::optional<cp::Catalog> catalog;
+  if (absl::StatusOr<cp::Catalog> c = BaseCatalog(); c.ok()) catalog = *std::move(c);
+  const cp::InstanceType* type = catalog.has_value() ? catalog->Find(i.instance_type) : nullptr;
+  return DriftReason(*nc, node_claim,
+                     {.image_id = i.image_id,
+                      .subnet_id = i.subnet_id,
+                      .security_group_ids = i.security_group_ids},
+                     type);
+}
+
+std::vector<cp::RepairPolicy> AwsCloudProvider::RepairPolicies() const {
+  using core::ConditionStatus;
+  return {
+      {"Ready", ConditionStatus::kFalse, absl::Minutes(30)},
+      {"Ready", ConditionStatus::kUnknown, absl::Minutes(30)},
+      {"AcceleratedHardwareReady", ConditionStatus::kFalse, absl::Minutes(10)},
+      {"StorageReady", ConditionStatus::kFalse, absl::Minutes(30)},
+      {"NetworkingReady", ConditionStatus::kFalse, absl::Minutes(30)},
+      {"KernelReady", ConditionStatus::kFalse, absl::Minutes(30)},
+      {"ContainerRuntimeReady", ConditionStatus::kFalse, absl::Minutes(30)},
+  };
+}
+
+// ---- launch ----
+
+absl::Status AwsCloudProvider::EnsureLaunchTemplate(const std::string& name,
+                                                    const LaunchTemplateSpec& spec) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (known_templates_.contains(name)) return absl::OkStatus();
+  }
+  QueryParams describe;
+  AddList(describe, "LaunchTemplateName", {name});
+  absl::StatusOr<std::unique_ptr<pugi::xml_document>> found =
+      ec2_.Query("DescribeLaunchTemplates", describe);
+  bool exists = false;
+  if (found.ok()) {
+    exists = !(*found)->document_element().child("launchTemplates").child("item").empty();
+  } else if (!absl::IsNotFound(found.status())) {
+    return found.status();
+  }
+  if (!exists) {
+    absl::StatusOr<std::unique_ptr<pugi::xml_document>> created =
+        ec2_.Query("CreateLaunchTemplate", CreateLaunchTemplateParams(name, spec));
+    if (!created.ok() &&
+        AwsErrorCode(created.status()) != "InvalidLaunchTemplateName.AlreadyExistsException") {
+      return created.status();
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  known_templates_.insert(name);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node_claim) {
+  if (!node_claim.spec.node_class_ref.has_value()) {
+    return cp::NodeClassNotReadyError(
+        Cat("NodeClaim ", node_claim.metadata.name, " has no nodeClassRef"));
+  }
+  ASSIGN_OR_RETURN(const awsv1::EC2NodeClass nc,
+                   ReadyNodeClass(node_claim.spec.node_class_ref->name));
+  const std::map<std::string, std::string> user_tags(nc.spec.tags.begin(), nc.spec.tags.end());
+  if (absl::Status s = ValidateUserTags(user_tags); !s.ok()) {
+    return cp::CreateError("InvalidTags", AsStd(s.message()));
+  }
+  std::string node_pool;
+  if (auto it = node_claim.metadata.labels.find(std::string(v1::kNodePoolLabelKey));
+      it != node_claim.metadata.labels.end()) {
+    node_pool = it->second;
+  }
+  const std::map<std::string, std::string> tags = LaunchTags(
+      user_tags, options_.cluster_name, node_pool, node_claim.metadata.name, nc.metadata.name);
+
+  ASSIGN_OR_RETURN(const cp::Catalog base, BaseCatalog());
+  const cp::Catalog catalog = FilterCatalog(base, nc);
+
+  auto launched = [&](const Ec2Instance& instance, const std::string& image_id) {
+    v1::NodeClaim out = node_claim;
+    const v1::NodeClaim machine = ToNodeClaim(instance, &catalog);
+    for (const auto& [k, v] : machine.metadata.labels) out.metadata.labels[k] = v;
+    out.status.provider_id = machine.status.provider_id;
+    out.status.capacity = machine.status.capacity;
+    out.status.allocatable = machine.status.allocatable;
+    out.status.image_id = image_id.empty() ? machine.status.image_id : image_id;
+    for (std::string_view key :
+         {v1::kEC2NodeClassHashAnnotationKey, v1::kEC2NodeClassHashVersionAnnotationKey}) {
+      if (auto it = nc.metadata.annotations.find(std::string(key));
+          it != nc.metadata.annotations.end()) {
+        out.metadata.annotations[std::string(key)] = it->second;
+      }
+    }
+    if (!nc.status.instance_profile.empty()) {
+      out.metadata.annotations[std::string(v1::kInstanceProfileNameAnnotationKey)] =
+          nc.status.instance_profile;
+    }
+    return out;
+  };
+
+  // A machine already launched for this NodeClaim (a retry after a lost answer) is the launch.
+  {
+    QueryParams params;
+    AddFilters(params, {{"tag:" + Cat(v1::kTagClusterPrefix, options_.cluster_name), {"owned"}},
+                        {"tag:" + std::string(v1::kTagNodeClaim), {node_claim.metadata.name}},
+                        {"instance-state-name", {"pending", "running"}}});
+    ASSIGN_OR_RETURN(const std::vector<Ec2Instance> existing, DescribeInstances(params));
+    for (const Ec2Instance& i : existing) {
+      if (Owned(i) && !IsGone(i.state)) return launched(i, i.image_id);
+    }
+  }
+
+  std::vector<std::string> zones;
+  for (const awsv1::Subnet& s : nc.status.subnets) zones.push_back(s.zone);
+  if (zones.empty()) {
+    return cp::CreateError("NoSubnets", Cat("EC2NodeClass ", nc.metadata.name, " has no subnets"));
+  }
+  ASSIGN_OR_RETURN(const LaunchPlan plan, PlanLaunch(catalog, node_claim, zones, &unavailable_));
+
+  // Images per type; types without an image cannot launch.
+  std::map<std::string, std::string> image_per_type;
+  std::map<std::string, std::vector<LaunchCandidate>> by_image;
+  for (const LaunchCandidate& c : plan.candidates) {
+    const std::string image = ImageFor(nc, *c.instance_type);
+    if (image.empty()) continue;
+    image_per_type[c.instance_type->name()] = image;
+    by_image[image].push_back(c);
+  }
+  if (by_image.empty()) {
+    return cp::CreateError("NoCompatibleAMI",
+                           Cat("EC2NodeClass ", nc.metadata.name,
+                               " lists no AMI compatible with the candidate instance types"));
+  }
+
+  // Free IPs per subnet, for the subnet choice (best effort: the status order otherwise).
+  std::map<std::string, int64_t> free_ips;
+  {
+    std::vector<std::string> ids;
+    for (const awsv1::Subnet& s : nc.status.subnets) ids.push_back(s.id);
+    if (absl::StatusOr<std::vector<Ec2Subnet>> subnets = ec2_.DescribeSubnets({}, ids);
+        subnets.ok()) {
+      for (const Ec2Subnet& s : *subnets) free_ips[s.subnet_id] = s.available_ip_address_count;
+    }
+  }
+  const std::map<std::string, std::string> subnet_per_zone =
+      SubnetPerZone(nc.status.subnets, free_ips);
+
+  // The bootstrap inputs shared by every template.
+  const awsv1::AMIFamily family =
+      awsv1::EffectiveAMIFamily(nc.spec).value_or(awsv1::AMIFamily::kCustom);
+  BootstrapInputs boot;
+  boot.cluster_name = options_.cluster_name;
+  boot.cluster_endpoint = options_.cluster_endpoint;
+  boot.ca_bundle = options_.cluster_ca_bundle;
+  boot.cluster_cidr = options_.cluster_cidr;
+  boot.cluster_dns_ip = options_.cluster_dns_ip;
+  for (const auto& [k, v] : node_claim.metadata.labels) boot.labels[k] = v;
+  if (absl::StatusOr<Requirements> r =
+          Requirements::FromNodeSelectorRequirements(node_claim.spec.requirements);
+      r.ok()) {
+    for (const auto& [k, v] : r->SingleValuedLabels()) boot.labels[k] = v;
+  }
+  boot.labels[std::string(v1::kCapacityTypeLabelKey)] = plan.capacity_type;
+  if (family != awsv1::AMIFamily::kCustom) {
+    boot.labels[std::string(v1::kNodeDoNotSyncTaintsLabelKey)] = "true";
+  }
+  boot.taints = node_claim.spec.taints;
+  for (const core::Taint& t : node_claim.spec.startup_taints) boot.taints.push_back(t);
+  boot.taints.push_back(
+      {.key = std::string(v1::kUnregisteredTaintKey), .effect = core::TaintEffect::kNoExecute});
+  boot.kubelet = nc.spec.kubelet;
+  if (nc.spec.kubelet.has_value() && nc.spec.kubelet->max_pods.has_value()) {
+    boot.max_pods = *nc.spec.kubelet->max_pods;
+  }
+  boot.raid0 = nc.spec.instance_store_policy.has_value();
+  boot.user_data = nc.spec.user_data;
+  absl::StatusOr<std::string> user_data = GenerateUserData(family, boot);
+  if (!user_data.ok()) {
+    return cp::CreateError("InvalidUserData",
+                           Cat("EC2NodeClass ", nc.metadata.name, " (", FamilyName(family),
+                               "): ", AsStd(user_data.status().message())));
+  }
+
+  FleetRequest request;
+  request.client_token = node_claim.metadata.uid;
+  request.capacity_type = plan.capacity_type;
+  request.tags = tags;
+  request.context = nc.spec.context;
+  std::vector<std::string> sgs;
+  for (const awsv1::SecurityGroup& sg : nc.status.security_groups) sgs.push_back(sg.id);
+  std::sort(sgs.begin(), sgs.end());
+  for (const auto& [image, candidates] : by_image) {
+    LaunchTemplateSpec spec;
+    spec.image_id = image;
+    spec.user_data = *user_data;
+    spec.block_device_mappings = BlockDeviceMappingsFor(family, nc.spec);
+    spec.metadata_options = MetadataOptionsFor(nc.spec);
+    spec.security_group_ids = sgs;
+    spec.instance_profile = nc.status.instance_profile;
+    spec.detailed_monitoring = nc.spec.detailed_monitoring.value_or(false);
+    spec.associate_public_ip_address = nc.spec.associate_public_ip_address;
+    // The template carries the ownership tags without the per-NodeClaim ones, so NodeClaims share
+    // it.
+    spec.tags = LaunchTags(user_tags, options_.cluster_name, node_pool, "", nc.metadata.name);
+    const std::string name = LaunchTemplateName(spec);
+    RETURN_IF_ERROR(EnsureLaunchTemplate(name, spec));
+    FleetLaunchTemplateConfig config;
+    config.launch_template_name = name;
+    config.overrides = BuildOverrides(candidates, subnet_per_zone, image_per_type);
+    if (!config.overrides.empty()) request.configs.push_back(std::move(config));
+  }
+  if (request.configs.empty()) {
+    return cp::InsufficientCapacityError(
+        Cat("no offering of NodeClaim ", node_claim.metadata.name, " has a subnet"));
+  }
+
+  absl::StatusOr<std::unique_ptr<pugi::xml_document>> response =
+      ec2_.Query("CreateFleet", CreateFleetParams(request));
+  if (!response.ok()) {
+    if (AwsErrorCode(response.status()).starts_with("InvalidLaunchTemplateName")) {
+      absl::MutexLock lock(&mu_);
+      known_templates_.clear();  // re-checked on the next attempt
+    }
+    return response.status();
+  }
+  const FleetResult result = ParseCreateFleetResponse((*response)->document_element());
+  MarkFleetErrors(result.errors, plan.capacity_type, unavailable_);
+  if (result.instances.empty()) return NoInstanceError(result.errors);
+  const FleetInstance& fi = result.instances.front();
+  Ec2Instance instance;
+  instance.instance_id = fi.instance_id;
+  instance.instance_type = fi.instance_type;
+  instance.zone = fi.zone;
+  instance.subnet_id = fi.subnet_id;
+  instance.lifecycle = fi.lifecycle == "spot" ? "spot" : "";
+  instance.tags = tags;
+  if (instance.zone.empty() || instance.instance_type.empty()) {
+    // Fill what the fleet answer lacks from the instance itself.
+    QueryParams params;
+    AddList(params, "InstanceId", {fi.instance_id});
+    ASSIGN_OR_RETURN(const std::vector<Ec2Instance> described, DescribeInstances(params));
+    if (!described.empty()) {
+      instance.zone = described.front().zone;
+      instance.instance_type = described.front().instance_type;
+      instance.subnet_id = described.front().subnet_id;
+    }
+  }
+  auto image = image_per_type.find(instance.instance_type);
+  return launched(instance, image == image_per_type.end() ? "" : image->second);
+}
+
+}  // namespace dovetail::providers::aws

@@ -1,0 +1,156 @@
+// AwsCloudProvider: the CloudProvider on EC2 (reference §2.13, §2.14). Launches with CreateFleet
+// (type instant, one instance) through content-addressed launch templates, finds and terminates
+// its instances by their ownership tags, serves the instance-type catalog from the EC2 API with
+// on-demand (Pricing API, static fallback) and spot (DescribeSpotPriceHistory) prices, and
+// answers drift against the EC2NodeClass status that the node class controller resolves.
+//
+// Create(NodeClaim):
+//   1. the EC2NodeClass of spec.nodeClassRef (missing, Ready not True, or a stale
+//      observedGeneration => NodeClassNotReady; restricted spec.tags => CreateError InvalidTags);
+//   2. an instance already tagged karpenter.sh/nodeclaim=<name> for this cluster (pending or
+//      running) is returned as the launch: a retried Create never launches a second machine,
+//      also where CreateFleet's ClientToken is not honoured (moto);
+//   3. PlanLaunch (fleet.h) over the catalog, the subnets' zones and the ICE cache;
+//   4. one launch template per AMI (the newest listed AMI whose requirements fit the type; status
+//      order among equals), named by its content and created when EC2 does not have it;
+//   5. CreateFleet with ClientToken = NodeClaim UID, overrides type x zone (subnet with the most
+//      free IPs per zone), ownership tags; capacity errors mark the ICE cache; no instance =>
+//      InsufficientCapacity (or CreateError for other errors);
+//   6. the NodeClaim as launched: providerID aws:///<zone>/<id>, labels (the type's single-valued
+//      requirements, zone, zone-id, capacity type), capacity/allocatable, imageID, annotations
+//      (ec2nodeclass-hash and version copied from the node class, instance-profile-name).
+// Get/List/Delete only see instances tagged kubernetes.io/cluster/<cluster>=owned and
+// karpenter.sh/nodepool; anything else is NotFound and never terminated. shutting-down and
+// terminated instances are gone.
+//
+// The catalog is refreshed lazily on the injected Clock: instance types and zones every hour,
+// spot prices every hour, on-demand prices every 12 hours; a failed refresh keeps the last good
+// data (the first one fails the call).
+//
+// Thread-safe.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "dovetail/apis/aws/v1/ec2nodeclass.h"
+#include "dovetail/cloudprovider/cloud_provider.h"
+#include "dovetail/common/clock.h"
+#include "dovetail/kube/client.h"
+#include "dovetail/providers/aws/api_catalog.h"
+#include "dovetail/providers/aws/cloudprovider/drift.h"
+#include "dovetail/providers/aws/cloudprovider/launch_template.h"
+#include "dovetail/providers/aws/ec2_client.h"
+#include "dovetail/providers/aws/pricing_client.h"
+#include "dovetail/providers/aws/unavailable_offerings.h"
+
+namespace dovetail::providers::aws {
+
+inline constexpr std::string_view kProviderIdPrefix = "aws:///";
+
+// Reads an EC2NodeClass by name. Errors: NotFound when it does not exist; anything else
+// transient.
+using NodeClassGetter =
+    std::function<absl::StatusOr<apis::aws::v1::EC2NodeClass>(std::string_view name)>;
+
+// Reads EC2NodeClasses from the API server. `client` must outlive the getter.
+NodeClassGetter NodeClassGetterFromKube(kube::Client& client);
+
+// aws:///<zone>/<instance id> => instance id. Errors: InvalidArgument.
+absl::StatusOr<std::string> InstanceIdFromProviderId(std::string_view provider_id);
+
+// One instance as DescribeInstances returns it.
+struct Ec2Instance {
+  std::string instance_id;
+  std::string instance_type;
+  std::string image_id;
+  std::string state;  // pending, running, shutting-down, terminated, stopping, stopped
+  std::string zone;
+  std::string subnet_id;
+  std::string lifecycle;  // "spot" or "" (on-demand)
+  std::vector<std::string> security_group_ids;
+  std::optional<absl::Time> launch_time;
+  Tags tags;
+};
+std::vector<Ec2Instance> ParseDescribeInstances(const pugi::xml_node& root);
+
+class AwsCloudProvider final : public ::dovetail::cloudprovider::CloudProvider {
+ public:
+  struct Options {
+    std::string cluster_name;
+    std::string cluster_endpoint;
+    std::string cluster_ca_bundle;  // base64
+    std::string cluster_cidr;       // service CIDR (AL2023)
+    std::string cluster_dns_ip;
+    // region and the static files (on-demand fallback prices, rows the API lacks).
+    ApiCatalogOptions catalog;
+    absl::Duration instance_types_ttl = absl::Hours(1);
+    absl::Duration spot_prices_ttl = absl::Hours(1);
+    absl::Duration on_demand_prices_ttl = absl::Hours(12);
+  };
+  struct Dependencies {
+    Ec2Client& ec2;
+    PricingClient* pricing = nullptr;  // null: static on-demand prices only
+    UnavailableOfferings& unavailable;
+    const Clock& clock;
+    NodeClassGetter get_node_class;
+  };
+
+  AwsCloudProvider(Dependencies deps, Options options);
+
+  absl::StatusOr<apis::v1::NodeClaim> Create(const apis::v1::NodeClaim& node_claim) override;
+  absl::Status Delete(const apis::v1::NodeClaim& node_claim) override;
+  absl::StatusOr<apis::v1::NodeClaim> Get(std::string_view provider_id) override;
+  absl::StatusOr<std::vector<apis::v1::NodeClaim>> List() override;
+  absl::StatusOr<::dovetail::cloudprovider::Catalog> GetInstanceTypes(
+      const apis::v1::NodePool& node_pool) override;
+  absl::StatusOr<std::string> IsDrifted(const apis::v1::NodeClaim& node_claim) override;
+  // Upstream's AWS list: Ready False/Unknown 30 min, AcceleratedHardwareReady False 10 min,
+  // StorageReady/NetworkingReady/KernelReady/ContainerRuntimeReady False 30 min.
+  std::vector<::dovetail::cloudprovider::RepairPolicy> RepairPolicies() const override;
+  std::string_view Name() const override { return "aws"; }
+
+  // Refreshes what is older than its TTL (or everything when `force`). Called lazily by Create
+  // and GetInstanceTypes; may be called by a background loop.
+  absl::Status RefreshCatalog(bool force = false);
+  // The unfiltered catalog (after a refresh).
+  absl::StatusOr<::dovetail::cloudprovider::Catalog> BaseCatalog();
+
+ private:
+  absl::StatusOr<apis::aws::v1::EC2NodeClass> ReadyNodeClass(std::string_view name);
+  ::dovetail::cloudprovider::Catalog FilterCatalog(const ::dovetail::cloudprovider::Catalog& base,
+                                                   const apis::aws::v1::EC2NodeClass& node_class);
+  absl::StatusOr<std::vector<Ec2Instance>> DescribeInstances(const QueryParams& params);
+  absl::StatusOr<Ec2Instance> OwnedInstance(std::string_view provider_id);
+  bool Owned(const Ec2Instance& instance) const;
+  apis::v1::NodeClaim ToNodeClaim(const Ec2Instance& instance,
+                                  const ::dovetail::cloudprovider::Catalog* catalog) const;
+  absl::Status EnsureLaunchTemplate(const std::string& name, const LaunchTemplateSpec& spec);
+
+  Ec2Client& ec2_;
+  PricingClient* pricing_;
+  UnavailableOfferings& unavailable_;
+  const Clock& clock_;
+  NodeClassGetter get_node_class_;
+  const Options options_;
+
+  absl::Mutex mu_;
+  std::optional<ApiCatalogInputs> inputs_ ABSL_GUARDED_BY(mu_);
+  std::vector<::dovetail::cloudprovider::OnDemandPriceRow> on_demand_rows_ ABSL_GUARDED_BY(mu_);
+  absl::Time types_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  absl::Time spot_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  absl::Time on_demand_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  std::optional<::dovetail::cloudprovider::Catalog> catalog_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> known_templates_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace dovetail::providers::aws
