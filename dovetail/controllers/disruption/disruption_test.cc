@@ -697,6 +697,24 @@ TEST(DisruptionTest, EmptinessValidationKeepsTheValidSubset) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+TEST(DisruptionTest, MultiNodeReplacesSixtyLightNodesWithOne) {
+  Scene s;
+  s.Pool().spec.disruption->budgets = std::vector<v1::Budget>{};
+  for (int i = 0; i < 60; ++i) {
+    const std::string name = absl::StrCat("node-", i);
+    s.AddNode(name);
+    s.AddPod(name, absl::StrCat("p-", i), "100m");
+  }
+  auto result = s.Run(Method::kMultiNodeConsolidation);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result->commands, SizeIs(1));
+  // The largest valid prefix is all of them: one node replaces the sixty.
+  EXPECT_THAT(result->commands[0].candidates, SizeIs(60));
+  ASSERT_THAT(result->commands[0].replacements, SizeIs(1));
+  EXPECT_EQ(result->commands[0].pods_moved, 60);
+  EXPECT_GT(result->commands[0].savings_per_hour, 11.0);
+}
+
 TEST(DisruptionTest, NotConsolidatableYetIsNotACandidate) {
   Scene s;
   s.Pool();
