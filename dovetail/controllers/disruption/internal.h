@@ -45,8 +45,9 @@ std::optional<double> WorstLaunchPrice(const cloudprovider::InstanceType& type,
 bool SatisfiesMinValues(const std::vector<cloudprovider::InstanceTypePtr>& types,
                         const scheduling::Requirements& requirements);
 
-// Sets the replacement's instance types (cheapest first as given), its instance-type In list and
-// its priced offering (the cheapest available compatible offering of the first type).
+// Sets the replacement's instance types (sorted cheapest first by their cheapest available
+// compatible offering; types without one dropped), its instance-type In list (minValues kept) and
+// its priced offering (that of the first type).
 void SetReplacementTypes(solver::NewNodeClaim& replacement,
                          std::vector<cloudprovider::InstanceTypePtr> types);
 
