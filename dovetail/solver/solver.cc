@@ -530,6 +530,11 @@ class SolverImpl {
   // Pods with equal keys are interchangeable: one class.
   std::string ClassKey(const Pod& p, const ResourceList& requests) const;
   void BuildTopologyCounts();
+  // Groups by a label their selector requires (the first of matchLabels), so that a pod is only
+  // matched against groups that may select it.
+  void IndexGroups();
+  // The groups that may select a pod with `labels`, in id order.
+  void CandidateGroups(const StringMap& labels, std::vector<int>* out) const;
 
   int GroupFor(GroupKind kind, const std::string& ns, const apis::core::PodAffinityTerm& term,
                const Pod& owner);
@@ -603,6 +608,8 @@ class SolverImpl {
   std::vector<Claim> claims_;
   absl::flat_hash_set<std::string> selector_keys_;  // label keys any selector reads
   absl::flat_hash_set<std::string> registered_keys_;
+  absl::flat_hash_map<std::string, std::vector<int>> group_index_;
+  std::vector<int> unindexed_groups_;
   std::vector<std::pair<const Pod*, int>> placed_variant_;  // for the lower bound
 
   // Session support (empty in Solve). Nodes that are gone: not a destination.
@@ -1216,24 +1223,55 @@ absl::Status SolverImpl::BuildClasses() {
       GroupFor(GroupKind::kAntiAffinity, p->metadata.namespace_, t, *p);
     }
   }
+  IndexGroups();
+  std::vector<int> candidates;
   for (auto& c : classes_) {
-    for (size_t g = 0; g < groups_.size(); ++g) {
+    CandidateGroups(c.labels, &candidates);
+    for (int g : candidates) {
       if (!groups_[g].Selects(c.ns, c.labels)) continue;
-      c.selected_by.push_back(static_cast<int>(g));
-      if (groups_[g].kind == GroupKind::kAntiAffinity) c.inverse.push_back(static_cast<int>(g));
+      c.selected_by.push_back(g);
+      if (groups_[g].kind == GroupKind::kAntiAffinity) c.inverse.push_back(g);
     }
   }
   return absl::OkStatus();
 }
 
+void SolverImpl::IndexGroups() {
+  group_index_.clear();
+  unindexed_groups_.clear();
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const auto& labels = groups_[g].selector.match_labels;
+    if (labels.empty()) {
+      unindexed_groups_.push_back(static_cast<int>(g));
+    } else {
+      const auto& [k, v] = *labels.begin();
+      group_index_[absl::StrCat(k, "\x1f", v)].push_back(static_cast<int>(g));
+    }
+  }
+}
+
+void SolverImpl::CandidateGroups(const StringMap& labels, std::vector<int>* out) const {
+  *out = unindexed_groups_;
+  std::string key;
+  for (const auto& [k, v] : labels) {
+    key.clear();
+    absl::StrAppend(&key, k, "\x1f", v);
+    auto it = group_index_.find(key);
+    if (it != group_index_.end()) out->insert(out->end(), it->second.begin(), it->second.end());
+  }
+  std::sort(out->begin(), out->end());
+}
+
 void SolverImpl::BuildTopologyCounts() {
   if (record_contributions_) node_contributions_.assign(nodes_.size(), {});
+  std::vector<int> candidates;
   for (const Pod* p : in_.bound_pods) {
     if (p == nullptr || apis::core::IsTerminal(*p) || apis::core::IsTerminating(*p)) continue;
     auto it = node_by_name_.find(p->spec.node_name);
     if (it == node_by_name_.end()) continue;
     const NodeState& n = nodes_[it->second];
-    for (size_t gid = 0; gid < groups_.size(); ++gid) {
+    CandidateGroups(p->metadata.labels, &candidates);
+    for (int gid : candidates) {
       TopologyGroup& g = groups_[gid];
       std::string d = DomainOfNode(g, n);
       if (d.empty()) continue;
@@ -1243,7 +1281,7 @@ void SolverImpl::BuildTopologyCounts() {
         g.Inc(g.counts, domain);
         ++g.total;
         if (record_contributions_) {
-          node_contributions_[it->second].push_back({static_cast<int>(gid), domain, false});
+          node_contributions_[it->second].push_back({gid, domain, false});
         }
       }
     }
