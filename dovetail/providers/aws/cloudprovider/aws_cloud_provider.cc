@@ -96,7 +96,7 @@ std::vector<Ec2Instance> ParseDescribeInstances(const pugi::xml_node& root) {
         const absl::Time t = ParseTime(launch);
         if (t != absl::InfinitePast()) inst.launch_time = t;
       }
-      inst.tags = ParseTagSet(i.child("tagSet"));
+      inst.tags = ParseTagSet(i);
       out.push_back(std::move(inst));
     }
   }
