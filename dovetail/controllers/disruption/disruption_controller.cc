@@ -135,6 +135,10 @@ void DisruptionController::Loop() {
     if (!Sleep(options_.poll_interval)) return;
   }
   while (running_.load()) {
+    // Replacements just created hold the sync gate until they launch: wait quietly.
+    while (running_.load() && !(deps_.cluster.Synced() && InformersSynced())) {
+      if (!Sleep(absl::Milliseconds(50))) return;
+    }
     absl::StatusOr<PassResult> result = RunOnce();
     if (!result.ok()) AddError(result.status());
     const bool started = result.ok() && !result->started.empty();

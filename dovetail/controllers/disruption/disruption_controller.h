@@ -9,7 +9,9 @@
 //     condition on nodes and NodeClaims that the queue does not hold and that are neither being
 //     deleted nor marked for deletion is removed (a kill -9 between tainting and deleting leaves
 //     them behind); retried every poll_interval until it succeeds;
-//   - then passes (RunOnce) back to back while they start commands, else every poll_interval.
+//   - then passes (RunOnce) back to back while they start commands, else every poll_interval;
+//     each pass first waits for the cluster state to be synced again (replacement NodeClaims that
+//     have not launched yet hold it).
 // A pass builds a ClusterView (BuildView: the state snapshot first, then the provisionable pending
 // pods from the shared pod informer, the NodePools with defaults applied and their instance types
 // from deps.cloud, PDBs, DaemonSets, namespace labels and the queue's held keys), creates a
