@@ -329,5 +329,34 @@ TEST(SessionTest, RemovedNodeIsNotADestinationAndItsPodsLeaveTheTopologyCounts) 
   EXPECT_EQ(plan->node_claims[0].pods, std::vector<const Pod*>{on_n1});
 }
 
+TEST(SessionTest, AntiAffinityOfPodsThatAreGoneNoLongerPinsNewNodeClaims) {
+  Scene s;
+  s.input.options.improve = false;
+  s.input.options.lower_bound = false;
+  s.input.pools = {Pool("general", test_builders::SmallCatalog())};
+  s.input.nodes = {Node("n1", "zone-a", "4", "8Gi", "general"),
+                   Node("n2", "zone-b", "1", "1Gi", "general")};
+  // A guard on n1 keeps `web` out of its zone; a spread pod on n2 keeps the `app` key read.
+  Workload guard{"guard", "100m", "128Mi"};
+  guard.anti_to = "web";
+  s.AddBound(WorkloadPod(guard, "guard-1"), "n1");
+  Workload other{"other", "100m", "128Mi"};
+  other.host_spread = true;
+  s.AddBound(WorkloadPod(other, "other-1"), "n2");
+  Workload web{"web", "2", "2Gi"};
+  s.AddPod(WorkloadPod(web, "web-1"));
+  auto session = Session::Create(s.input);
+  ASSERT_TRUE(session.ok());
+  const size_t remove_n1[] = {0};
+  Question q;
+  q.removed = {0};
+  const std::string expected = Describe(Solve(Reduced(s.input, q)));
+  auto plan = (*session)->Simulate(remove_n1, {});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Describe(plan), expected);
+  ASSERT_EQ(plan->node_claims.size(), 1u);
+  EXPECT_EQ(plan->node_claims[0].requirements.Find(std::string(kZone)), nullptr);
+}
+
 }  // namespace
 }  // namespace dovetail::solver
