@@ -1,0 +1,410 @@
+// The EC2NodeClass controller against moto (EC2, SSM, IAM) and a real kube-apiserver with the
+// CRDs of charts/dovetail/crds: a VPC with tagged subnets and a security group, AMI alias
+// parameters (under a test prefix: moto refuses to store parameters under /aws) pointing at moto's
+// images, and an IAM role. Checks the resolved status and conditions, Ready=False with the reason
+// for a selector matching nothing (and True once the spec is fixed), the managed instance profile
+// in IAM (created with path and role, replaced and collected when the role changes, deleted with
+// the class), and that deletion waits for the class's NodeClaims.
+//
+// The API server is shared with other integration tests: every assertion is about this test's
+// objects; moto is this test's own.
+#include <cstdlib>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "dovetail/apis/aws/v1/ec2nodeclass.h"
+#include "dovetail/apis/core/codec.h"
+#include "dovetail/apis/v1/labels.h"
+#include "dovetail/controllers/controller.h"
+#include "dovetail/kube/client.h"
+#include "dovetail/kube/event_recorder.h"
+#include "dovetail/kube/rest_client.h"
+#include "dovetail/kube/typed_client.h"
+#include "dovetail/providers/aws/ec2_client.h"
+#include "dovetail/providers/aws/iam_client.h"
+#include "dovetail/providers/aws/nodeclass/conditions.h"
+#include "dovetail/providers/aws/nodeclass/hash.h"
+#include "dovetail/providers/aws/nodeclass/nodeclass_controller.h"
+#include "dovetail/providers/aws/ssm_client.h"
+#include "dovetail/state/cluster.h"
+#include "dovetail/state/cluster_informers.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test/integration/aws/moto_env.h"
+#include "test/integration/kube/test_env.h"
+
+namespace dovetail::providers::aws::nodeclass {
+namespace {
+
+namespace core = apis::core;
+using kube::testing::UniqueName;
+using kube::testing::WaitFor;
+
+constexpr char kCluster[] = "nc-it";
+constexpr char kSsmPrefix[] = "/dovetail-it";
+constexpr char kK8sVersion[] = "1.34";
+
+// The controller never calls the cloud provider; Dependencies needs one.
+class NoCloud final : public cloudprovider::CloudProvider {
+ public:
+  absl::StatusOr<apis::v1::NodeClaim> Create(const apis::v1::NodeClaim&) override {
+    return absl::UnimplementedError("no cloud");
+  }
+  absl::Status Delete(const apis::v1::NodeClaim&) override {
+    return absl::UnimplementedError("no cloud");
+  }
+  absl::StatusOr<apis::v1::NodeClaim> Get(std::string_view) override {
+    return absl::UnimplementedError("no cloud");
+  }
+  absl::StatusOr<std::vector<apis::v1::NodeClaim>> List() override {
+    return std::vector<apis::v1::NodeClaim>{};
+  }
+  absl::StatusOr<cloudprovider::Catalog> GetInstanceTypes(const apis::v1::NodePool&) override {
+    return absl::UnimplementedError("no cloud");
+  }
+  absl::StatusOr<std::string> IsDrifted(const apis::v1::NodeClaim&) override { return ""; }
+  std::vector<cloudprovider::RepairPolicy> RepairPolicies() const override { return {}; }
+  std::string_view Name() const override { return "none"; }
+};
+
+void InstallCrds(kube::Client& client) {
+  const char* bin = std::getenv("DOVETAIL_K8S_BIN");
+  ASSERT_NE(bin, nullptr) << "DOVETAIL_K8S_BIN is not set (run under ctest)";
+  const std::string command =
+      absl::StrCat(bin, "/kubectl apply --server-side --force-conflicts ",
+                   "--field-manager=dovetail-nodeclass-test -f ", DOVETAIL_SOURCE_DIR,
+                   "/charts/dovetail/crds > /dev/null");
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  ASSERT_TRUE(WaitFor([&] { return client.List(kube::resources::kEC2NodeClasses, "").ok(); }))
+      << "EC2NodeClasses are not served";
+}
+
+const core::Condition* FindCondition(const awsv1::EC2NodeClass& c, std::string_view type) {
+  for (const auto& cond : c.status.conditions) {
+    if (cond.type == type) return &cond;
+  }
+  return nullptr;
+}
+
+bool ConditionIs(const awsv1::EC2NodeClass& c, std::string_view type, core::ConditionStatus s) {
+  const core::Condition* cond = FindCondition(c, type);
+  return cond != nullptr && cond->status == s;
+}
+
+class NodeClassIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(testing::MotoEndpoint().empty()) << "DOVETAIL_MOTO_DIR/endpoint missing";
+    ec2_client_ = testing::MotoClient(kEc2, transport_, &credentials_, aws_clock_);
+    ssm_client_ = testing::MotoClient(kSsm, transport_, &credentials_, aws_clock_);
+    iam_client_ = testing::MotoClient(kIam, transport_, &credentials_, aws_clock_);
+    ec2_ = std::make_unique<Ec2Client>(*ec2_client_);
+    ssm_ = std::make_unique<SsmClient>(*ssm_client_);
+    iam_ = std::make_unique<IamClient>(*iam_client_);
+    // moto keeps its state across the tests of this binary: seed it once.
+    if (subnet_a_.empty()) SeedAws();
+
+    rest_ = kube::testing::NewRestClient(kube::testing::KubeconfigFromEnv());
+    ASSERT_NE(rest_, nullptr);
+    client_ = std::make_unique<kube::Client>(*rest_);
+    InstallCrds(*client_);
+    events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
+    informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
+    deps_ = std::make_unique<controllers::Dependencies>(
+        controllers::Dependencies{*client_, cluster_, *informers_, cloud_, clock_, *events_});
+    controller_ = std::make_unique<NodeClassController>(
+        *deps_, *ec2_, *ssm_, *iam_,
+        NodeClassOptions{.cluster_name = kCluster,
+                         .region = "us-east-1",
+                         .kubernetes_version = kK8sVersion,
+                         .ssm_path_prefix = kSsmPrefix,
+                         .instance_profile_grace = absl::ZeroDuration(),
+                         .deletion_poll = absl::Milliseconds(500)});
+    informers_->Start();
+    ASSERT_TRUE(informers_->WaitForSync(absl::Now() + absl::Seconds(60)));
+    controller_->Start();
+  }
+
+  void TearDown() override {
+    if (controller_ != nullptr) controller_->Stop();
+    controller_.reset();
+    if (informers_ != nullptr) informers_->Stop();
+    if (client_ == nullptr) return;
+    for (const std::string& name : claims_) {
+      (void)client_->Delete(kube::resources::kNodeClaims, "", name);
+    }
+    for (const std::string& name : classes_) {
+      // Without the controller nothing removes the finalizer.
+      const nlohmann::json patch = {{"metadata", {{"finalizers", nullptr}}}};
+      (void)client_->Patch(kube::resources::kEC2NodeClasses, "", name, kube::PatchType::kMerge,
+                           patch.dump());
+      (void)client_->Delete(kube::resources::kEC2NodeClasses, "", name);
+    }
+  }
+
+  std::unique_ptr<pugi::xml_document> Ec2(std::string_view action, const QueryParams& params) {
+    auto doc = ec2_->Query(action, params);
+    EXPECT_TRUE(doc.ok()) << action << ": " << doc.status();
+    return doc.ok() ? std::move(*doc) : std::make_unique<pugi::xml_document>();
+  }
+
+  void CreateRole(const std::string& name) {
+    auto role = iam_->Query(
+        "CreateRole", {{"RoleName", name},
+                       {"AssumeRolePolicyDocument",
+                        R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":)"
+                        R"({"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]})"}});
+    ASSERT_TRUE(role.ok()) << role.status();
+  }
+
+  void SeedAws() {
+    auto vpc = Ec2("CreateVpc", {{"CidrBlock", "10.77.0.0/16"}});
+    const std::string vpc_id = Text(vpc->document_element().child("vpc"), "vpcId");
+    ASSERT_TRUE(absl::StartsWith(vpc_id, "vpc-")) << vpc_id;
+    auto subnet = [&](const std::string& cidr, const std::string& zone, bool tagged) {
+      QueryParams p{{"VpcId", vpc_id}, {"CidrBlock", cidr}, {"AvailabilityZone", zone}};
+      if (tagged) {
+        p.insert(p.end(), {{"TagSpecification.1.ResourceType", "subnet"},
+                           {"TagSpecification.1.Tag.1.Key", "karpenter.sh/discovery"},
+                           {"TagSpecification.1.Tag.1.Value", kCluster}});
+      }
+      auto doc = Ec2("CreateSubnet", p);
+      return Text(doc->document_element().child("subnet"), "subnetId");
+    };
+    subnet_a_ = subnet("10.77.1.0/24", "us-east-1a", true);
+    subnet_b_ = subnet("10.77.2.0/25", "us-east-1b", true);  // fewer addresses: listed second
+    (void)subnet("10.77.3.0/24", "us-east-1c", false);
+    auto sg = Ec2("CreateSecurityGroup",
+                  {{"GroupName", "nc-it-nodes"}, {"GroupDescription", "nodes"}, {"VpcId", vpc_id}});
+    sg_ = Text(sg->document_element(), "groupId");
+    Ec2("CreateTags", {{"ResourceId.1", sg_},
+                       {"Tag.1.Key", "karpenter.sh/discovery"},
+                       {"Tag.1.Value", kCluster}});
+
+    auto amd64 = ec2_->DescribeImages({{"architecture", {"x86_64"}}}, {}, {"amazon"});
+    ASSERT_TRUE(amd64.ok()) << amd64.status();
+    ASSERT_GE(amd64->size(), 2u);
+    ami_standard_ = (*amd64)[0].image_id;
+    ami_nvidia_ = (*amd64)[1].image_id;
+    const std::string base = absl::StrCat(kSsmPrefix, "/aws/service/eks/optimized-ami/",
+                                          kK8sVersion, "/amazon-linux-2023/x86_64/");
+    ASSERT_TRUE(ssm_->PutParameter(base + "standard/recommended/image_id", ami_standard_).ok());
+    ASSERT_TRUE(ssm_->PutParameter(base + "nvidia/recommended/image_id", ami_nvidia_).ok());
+    CreateRole("NodeRole-it");
+    CreateRole("NodeRole-it-2");
+  }
+
+  std::string CreateNodeClass(const std::string& discovery) {
+    const std::string name = UniqueName("nc-it");
+    const nlohmann::json body = {
+        {"apiVersion", "karpenter.k8s.aws/v1"},
+        {"kind", "EC2NodeClass"},
+        {"metadata", {{"name", name}}},
+        {"spec",
+         {{"subnetSelectorTerms", {{{"tags", {{"karpenter.sh/discovery", discovery}}}}}},
+          {"securityGroupSelectorTerms", {{{"tags", {{"karpenter.sh/discovery", "*"}}}}}},
+          {"amiSelectorTerms", {{{"alias", "al2023@latest"}}}},
+          {"role", "NodeRole-it"}}}};
+    auto created = client_->Create(kube::resources::kEC2NodeClasses, "", body.dump());
+    EXPECT_TRUE(created.ok()) << created.status();
+    classes_.push_back(name);
+    return name;
+  }
+
+  std::optional<awsv1::EC2NodeClass> Get(const std::string& name) {
+    kube::TypedClient<awsv1::EC2NodeClass> classes(*client_, kube::resources::kEC2NodeClasses);
+    auto c = classes.Get("", name);
+    if (!c.ok()) return std::nullopt;
+    return *c;
+  }
+
+  bool WaitForCondition(const std::string& name, std::string_view type, core::ConditionStatus s) {
+    return WaitFor([&] {
+      auto c = Get(name);
+      return c.has_value() && ConditionIs(*c, type, s);
+    });
+  }
+
+  bool WaitGone(const std::string& name) {
+    return WaitFor([&] {
+      auto got = client_->Get(kube::resources::kEC2NodeClasses, "", name);
+      return !got.ok() && kube::IsNotFound(got.status());
+    });
+  }
+
+  HttpTransport transport_;
+  StaticCredentialsProvider credentials_{
+      AwsCredentials{.access_key_id = "AKIDMOTOTEST", .secret_access_key = "moto-secret"}};
+  RealClock aws_clock_;
+  RealClock clock_;
+  std::unique_ptr<AwsClient> ec2_client_, ssm_client_, iam_client_;
+  std::unique_ptr<Ec2Client> ec2_;
+  std::unique_ptr<SsmClient> ssm_;
+  std::unique_ptr<IamClient> iam_;
+  static inline std::string subnet_a_, subnet_b_, sg_, ami_standard_, ami_nvidia_;
+
+  std::unique_ptr<kube::RestClient> rest_;
+  std::unique_ptr<kube::Client> client_;
+  state::Cluster cluster_{clock_};
+  NoCloud cloud_;
+  std::unique_ptr<kube::EventRecorder> events_;
+  std::unique_ptr<state::ClusterInformers> informers_;
+  std::unique_ptr<controllers::Dependencies> deps_;
+  std::unique_ptr<NodeClassController> controller_;
+  std::vector<std::string> classes_, claims_;
+};
+
+TEST_F(NodeClassIntegrationTest, ResolvesStatusManagesTheInstanceProfileAndCleansUpOnDelete) {
+  const std::string name = CreateNodeClass(kCluster);
+  ASSERT_TRUE(WaitForCondition(name, kConditionReady, core::ConditionStatus::kTrue))
+      << core::EncodeJson(Get(name).value_or(awsv1::EC2NodeClass{})).dump(2);
+  awsv1::EC2NodeClass c = *Get(name);
+
+  ASSERT_EQ(c.status.subnets.size(), 2u);
+  EXPECT_EQ(c.status.subnets[0].id, subnet_a_);
+  EXPECT_EQ(c.status.subnets[0].zone, "us-east-1a");
+  EXPECT_FALSE(c.status.subnets[0].zone_id.empty());
+  EXPECT_EQ(c.status.subnets[1].id, subnet_b_);
+  bool found_sg = false;
+  for (const auto& g : c.status.security_groups) {
+    if (g.id == sg_) {
+      found_sg = true;
+      EXPECT_EQ(g.name, "nc-it-nodes");
+    }
+  }
+  EXPECT_TRUE(found_sg);
+  ASSERT_EQ(c.status.amis.size(), 2u);
+  std::set<std::string> ami_ids;
+  for (const auto& ami : c.status.amis) {
+    ami_ids.insert(ami.id);
+    EXPECT_FALSE(ami.name.empty());
+    EXPECT_FALSE(ami.deprecated);
+    ASSERT_FALSE(ami.requirements.empty());
+    EXPECT_EQ(ami.requirements[0].key, apis::v1::kLabelArch);
+    EXPECT_EQ(ami.requirements[0].values, std::vector<std::string>{"amd64"});
+    EXPECT_EQ(ami.requirements.size(), ami.id == ami_standard_ ? 3u : 2u) << ami.id;
+  }
+  EXPECT_EQ(ami_ids, (std::set<std::string>{ami_standard_, ami_nvidia_}));
+  for (std::string_view type : kDependents) {
+    EXPECT_TRUE(ConditionIs(c, type, core::ConditionStatus::kTrue)) << type;
+  }
+  EXPECT_NE(std::find(c.metadata.finalizers.begin(), c.metadata.finalizers.end(),
+                      apis::v1::kAwsTerminationFinalizer),
+            c.metadata.finalizers.end());
+  EXPECT_EQ(c.metadata.annotations[std::string(apis::v1::kEC2NodeClassHashAnnotationKey)],
+            NodeClassHash(c.spec));
+  EXPECT_EQ(c.metadata.annotations[std::string(apis::v1::kEC2NodeClassHashVersionAnnotationKey)],
+            kNodeClassHashVersion);
+
+  // The managed profile: upstream's name, path with the class UID, the role.
+  const std::string profile = c.status.instance_profile;
+  EXPECT_TRUE(absl::StartsWith(profile, absl::StrCat(kCluster, "_"))) << profile;
+  auto got = iam_->GetInstanceProfile(profile);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->path, InstanceProfilePath("us-east-1", kCluster, c.metadata.uid));
+  ASSERT_EQ(got->roles.size(), 1u);
+  EXPECT_EQ(got->roles[0].role_name, "NodeRole-it");
+
+  // A role change: a new profile with the new role; the old one is collected (grace zero here).
+  const nlohmann::json role = {{"spec", {{"role", "NodeRole-it-2"}}}};
+  ASSERT_TRUE(
+      client_
+          ->Patch(kube::resources::kEC2NodeClasses, "", name, kube::PatchType::kMerge, role.dump())
+          .ok());
+  ASSERT_TRUE(WaitFor([&] {
+    auto now = Get(name);
+    return now.has_value() && !now->status.instance_profile.empty() &&
+           now->status.instance_profile != profile &&
+           ConditionIs(*now, kConditionReady, core::ConditionStatus::kTrue);
+  }));
+  const std::string second = Get(name)->status.instance_profile;
+  auto replaced = iam_->GetInstanceProfile(second);
+  ASSERT_TRUE(replaced.ok()) << replaced.status();
+  ASSERT_EQ(replaced->roles.size(), 1u);
+  EXPECT_EQ(replaced->roles[0].role_name, "NodeRole-it-2");
+  EXPECT_TRUE(WaitFor([&] {
+    return iam_->GetInstanceProfile(profile).status().code() == absl::StatusCode::kNotFound;
+  })) << "the superseded profile was not collected";
+
+  // Deletion: the profile goes, then the finalizer.
+  ASSERT_TRUE(client_->Delete(kube::resources::kEC2NodeClasses, "", name).ok());
+  EXPECT_TRUE(WaitGone(name));
+  EXPECT_EQ(iam_->GetInstanceProfile(second).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(NodeClassIntegrationTest, SelectorMatchingNothingIsNotReadyUntilTheSpecIsFixed) {
+  const std::string name = CreateNodeClass("no-such-cluster");
+  ASSERT_TRUE(WaitForCondition(name, kConditionReady, core::ConditionStatus::kFalse));
+  awsv1::EC2NodeClass c = *Get(name);
+  const core::Condition* subnets = FindCondition(c, kConditionSubnetsReady);
+  ASSERT_NE(subnets, nullptr);
+  EXPECT_EQ(subnets->status, core::ConditionStatus::kFalse);
+  EXPECT_EQ(subnets->reason, kReasonSubnetsNotFound);
+  EXPECT_EQ(subnets->message, "SubnetSelector did not match any Subnets");
+  EXPECT_TRUE(c.status.subnets.empty());
+  const core::Condition* ready = FindCondition(c, kConditionReady);
+  EXPECT_EQ(ready->reason, kReasonUnhealthyDependents);
+  EXPECT_TRUE(absl::StrContains(ready->message, "SubnetsReady=False")) << ready->message;
+  EXPECT_TRUE(ConditionIs(c, kConditionSecurityGroupsReady, core::ConditionStatus::kTrue));
+  EXPECT_TRUE(ConditionIs(c, kConditionAMIsReady, core::ConditionStatus::kTrue));
+
+  const nlohmann::json fix = {
+      {"spec", {{"subnetSelectorTerms", {{{"tags", {{"karpenter.sh/discovery", kCluster}}}}}}}}};
+  ASSERT_TRUE(
+      client_
+          ->Patch(kube::resources::kEC2NodeClasses, "", name, kube::PatchType::kMerge, fix.dump())
+          .ok());
+  ASSERT_TRUE(WaitForCondition(name, kConditionReady, core::ConditionStatus::kTrue));
+  EXPECT_EQ(Get(name)->status.subnets.size(), 2u);
+
+  // An alias family that does not exist.
+  const nlohmann::json bad_ami = {
+      {"spec",
+       {{"amiSelectorTerms", {{{"id", "ami-00000000000000000"}}}}, {"amiFamily", "AL2023"}}}};
+  ASSERT_TRUE(client_
+                  ->Patch(kube::resources::kEC2NodeClasses, "", name, kube::PatchType::kMerge,
+                          bad_ami.dump())
+                  .ok());
+  ASSERT_TRUE(WaitForCondition(name, kConditionAMIsReady, core::ConditionStatus::kFalse));
+  EXPECT_EQ(FindCondition(*Get(name), kConditionAMIsReady)->reason, kReasonAMINotFound);
+  EXPECT_TRUE(ConditionIs(*Get(name), kConditionReady, core::ConditionStatus::kFalse));
+}
+
+TEST_F(NodeClassIntegrationTest, DeletionWaitsForNodeClaimsOfTheClass) {
+  const std::string name = CreateNodeClass(kCluster);
+  ASSERT_TRUE(WaitForCondition(name, kConditionReady, core::ConditionStatus::kTrue));
+  const std::string profile = Get(name)->status.instance_profile;
+  const std::string claim = UniqueName("nc-it-claim");
+  const nlohmann::json body = {
+      {"apiVersion", "karpenter.sh/v1"},
+      {"kind", "NodeClaim"},
+      {"metadata", {{"name", claim}}},
+      {"spec",
+       {{"requirements",
+         {{{"key", "kubernetes.io/arch"}, {"operator", "In"}, {"values", {"amd64"}}}}},
+        {"nodeClassRef",
+         {{"group", "karpenter.k8s.aws"}, {"kind", "EC2NodeClass"}, {"name", name}}}}}};
+  auto created = client_->Create(kube::resources::kNodeClaims, "", body.dump());
+  ASSERT_TRUE(created.ok()) << created.status();
+  claims_.push_back(claim);
+  ASSERT_TRUE(WaitFor([&] { return informers_->node_claims().store().Get(claim) != nullptr; }));
+
+  ASSERT_TRUE(client_->Delete(kube::resources::kEC2NodeClasses, "", name).ok());
+  absl::SleepFor(absl::Seconds(2));
+  auto waiting = Get(name);
+  ASSERT_TRUE(waiting.has_value()) << "deleted while a NodeClaim references it";
+  EXPECT_TRUE(waiting->metadata.deletion_timestamp.has_value());
+  EXPECT_TRUE(iam_->GetInstanceProfile(profile).ok());
+
+  ASSERT_TRUE(client_->Delete(kube::resources::kNodeClaims, "", claim).ok());
+  EXPECT_TRUE(WaitGone(name));
+  EXPECT_EQ(iam_->GetInstanceProfile(profile).status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace dovetail::providers::aws::nodeclass
