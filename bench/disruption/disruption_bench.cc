@@ -17,7 +17,8 @@
 //   simulate/V/N   Session::Simulate, one candidate per iteration, cycling over every node (a
 //                  full single-node scan; iterations = N)
 //   solve/V/N      Solve on the reduced input of the same candidates (N <= 1000; a sample of
-//                  candidates spread over the cluster), input construction not timed
+//                  candidates spread over the cluster), input construction not timed; counter
+//                  `mismatches`: candidates whose Session plan differs from Solve's (must be 0)
 // Read CPU time: the machine is shared.
 #include <benchmark/benchmark.h>
 
@@ -255,6 +256,24 @@ std::unique_ptr<Cluster> MakeCluster(int nodes, Variant variant) {
   return c;
 }
 
+// What a plan decides, for comparing Session's plan with Solve's.
+std::string Summary(const solver::Plan& plan) {
+  std::string out;
+  for (const auto& c : plan.node_claims) {
+    absl::StrAppend(&out, c.pool, "/", c.instance_type, "/", c.zone, "/", c.price, ":");
+    for (const Pod* p : c.pods) absl::StrAppend(&out, p->metadata.name, ",");
+    absl::StrAppend(&out, ";");
+  }
+  for (const auto& e : plan.existing) {
+    absl::StrAppend(&out, e.node, ":");
+    for (const Pod* p : e.pods) absl::StrAppend(&out, p->metadata.name, ",");
+    absl::StrAppend(&out, ";");
+  }
+  for (const auto& u : plan.unschedulable) absl::StrAppend(&out, u.pod->metadata.name, "!");
+  absl::StrAppend(&out, plan.total_price);
+  return out;
+}
+
 // The reduced input of one candidate: node `n` gone, its Deployment pods pending.
 Input Reduced(const Cluster& c, size_t n) {
   Input out = c.input;
@@ -323,7 +342,12 @@ void SolveReduced(benchmark::State& state, Variant variant) {
   // Candidates spread over the cluster: the same mix of nodes the scan sees.
   const size_t stride = std::max<size_t>(1, static_cast<size_t>(nodes) / 40);
   size_t n = 0;
-  double claims = 0;
+  double claims = 0, mismatches = 0;
+  auto session = solver::Session::Create(c->input);
+  if (!session.ok()) {
+    state.SkipWithError(std::string(session.status().message()).c_str());
+    return;
+  }
   for (auto _ : state) {
     state.PauseTiming();
     Input reduced = Reduced(*c, n);
@@ -334,10 +358,16 @@ void SolveReduced(benchmark::State& state, Variant variant) {
       break;
     }
     claims += static_cast<double>(plan->node_claims.size());
+    state.PauseTiming();
+    const size_t removed[] = {n};
+    auto simulated = (*session)->Simulate(removed, c->movable[n]);
+    if (!simulated.ok() || Summary(*simulated) != Summary(*plan)) ++mismatches;
+    state.ResumeTiming();
     n = (n + stride) % static_cast<size_t>(nodes);
   }
   state.counters["claims_per_candidate"] =
       benchmark::Counter(claims, benchmark::Counter::kAvgIterations);
+  state.counters["mismatches"] = mismatches;
 }
 
 void Register() {
