@@ -225,6 +225,21 @@ absl::Status NodeClassController::Resolve(awsv1::EC2NodeClass& desired) {
     }
   }
 
+  // Capacity reservations: status only (upstream's CapacityReservationsReady exists behind the
+  // ReservedCapacity gate; it is not a dependent of Ready here). An error keeps the last list.
+  if (spec.capacity_reservation_selector_terms.empty()) {
+    desired.status.capacity_reservations.clear();
+  } else if (absl::StatusOr<std::vector<awsv1::CapacityReservation>> reservations =
+                 resolver_.CapacityReservations(spec, now);
+             !reservations.ok()) {
+    log::Error(
+        kLogger, "resolving capacity reservations",
+        {{"ec2nodeclass", desired.metadata.name}, {"error", reservations.status().ToString()}});
+    if (first_error.ok()) first_error = reservations.status();
+  } else {
+    desired.status.capacity_reservations = *std::move(reservations);
+  }
+
   absl::StatusOr<std::string> k8s = KubernetesVersion();
   if (!k8s.ok()) {
     failed(kConditionAMIsReady, "the Kubernetes version", k8s.status());
@@ -416,9 +431,11 @@ absl::StatusOr<kube::ReconcileResult> NodeClassController::Reconcile(const std::
                         .status());
   }
 
-  if (!desired.spec.role.empty() && !desired.status.instance_profile.empty()) {
-    absl::Status collected = profiles_.CollectStale(
-        desired, desired.status.instance_profile, [this](std::string_view profile) {
+  // Managed profiles other than the current one (all of them once spec.role is gone).
+  if (desired.spec.role.empty() || !desired.status.instance_profile.empty()) {
+    const std::string keep = desired.spec.role.empty() ? "" : desired.status.instance_profile;
+    absl::Status collected =
+        profiles_.CollectStale(desired, keep, [this](std::string_view profile) {
           for (const auto& claim : deps_.informers.node_claims().store().List()) {
             auto it = claim->metadata.annotations.find(v1::kInstanceProfileNameAnnotationKey);
             if (it != claim->metadata.annotations.end() && it->second == profile) return true;

@@ -64,6 +64,69 @@ TEST(ImageQueriesTest, NameDefaultsOwnersToSelfAndAmazonAndAliasesAreSkipped) {
   EXPECT_THAT(Flat(q[3]), ElementsAre(FilterPair{"image-id", {"ami-1"}}));
 }
 
+TEST(CapacityReservationQueriesTest, TermsFilterActiveReservations) {
+  std::vector<awsv1::CapacityReservationSelectorTerm> terms = {
+      {.id = "cr-1"},
+      {.tags = {{"team", "a"}}, .owner_id = "123456789012", .instance_match_criteria = "targeted"},
+  };
+  const std::vector<DescribeQuery> q = CapacityReservationQueries(terms);
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_THAT(Flat(q[0]), ElementsAre(FilterPair{"capacity-reservation-id", {"cr-1"}},
+                                      FilterPair{"state", {"active"}}));
+  EXPECT_THAT(Flat(q[1]),
+              ElementsAre(FilterPair{"owner-id", {"123456789012"}},
+                          FilterPair{"instance-match-criteria", {"targeted"}},
+                          FilterPair{"tag:team", {"a"}}, FilterPair{"state", {"active"}}));
+}
+
+TEST(CapacityReservationsTest, ParsesItemsAndMarksCapacityBlocksExpiring) {
+  constexpr char kXml[] = R"(<DescribeCapacityReservationsResponse>
+  <capacityReservationSet>
+    <item>
+      <capacityReservationId>cr-b</capacityReservationId><ownerId>123456789012</ownerId>
+      <instanceType>p5.48xlarge</instanceType><availabilityZone>us-east-1a</availabilityZone>
+      <state>active</state><endDate>2026-11-30T12:30:00.000Z</endDate>
+      <instanceMatchCriteria>targeted</instanceMatchCriteria>
+      <reservationType>capacity-block</reservationType>
+    </item>
+    <item>
+      <capacityReservationId>cr-a</capacityReservationId><ownerId>123456789012</ownerId>
+      <instanceType>m5.large</instanceType><availabilityZone>us-east-1b</availabilityZone>
+      <state>active</state><instanceMatchCriteria>open</instanceMatchCriteria>
+      <interruptible>true</interruptible>
+    </item>
+    <item>
+      <capacityReservationId>cr-c</capacityReservationId><state>expired</state>
+    </item>
+  </capacityReservationSet>
+</DescribeCapacityReservationsResponse>)";
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(kXml));
+  // 12:00: 30 minutes before the block's end, inside the 40 minute window.
+  const absl::Time now = absl::FromUnixSeconds(1796040000);  // 2026-11-30T12:00:00Z
+  auto found = ParseCapacityReservations(doc.document_element(), now);
+  ASSERT_EQ(found.size(), 2u);
+  found.push_back(found[0]);
+  const auto status = CapacityReservationStatus(found);
+  ASSERT_EQ(status.size(), 2u);
+  EXPECT_EQ(status[0].id, "cr-a");
+  EXPECT_EQ(status[0].reservation_type, "default");
+  EXPECT_EQ(status[0].state, "active");
+  EXPECT_EQ(status[0].interruptible, true);
+  EXPECT_EQ(status[0].instance_match_criteria, "open");
+  EXPECT_FALSE(status[0].end_time.has_value());
+  EXPECT_EQ(status[1].id, "cr-b");
+  EXPECT_EQ(status[1].reservation_type, "capacity-block");
+  EXPECT_EQ(status[1].state, "expiring");
+  EXPECT_EQ(status[1].instance_type, "p5.48xlarge");
+  EXPECT_EQ(status[1].availability_zone, "us-east-1a");
+  EXPECT_EQ(status[1].owner_id, "123456789012");
+  EXPECT_EQ(status[1].end_time, now + absl::Minutes(30));
+  // An hour earlier the block is still active.
+  auto earlier = ParseCapacityReservations(doc.document_element(), now - absl::Hours(1));
+  EXPECT_EQ(earlier[0].state, "active");
+}
+
 TEST(SubnetStatusTest, DeduplicatesAndSortsByAvailableAddresses) {
   std::vector<Ec2Subnet> found = {
       {.subnet_id = "subnet-b",

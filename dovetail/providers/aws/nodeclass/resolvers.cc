@@ -14,6 +14,7 @@
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/providers/aws/errors.h"
+#include "dovetail/providers/aws/query_protocol.h"
 
 namespace dovetail::providers::aws::nodeclass {
 
@@ -124,6 +125,63 @@ std::vector<DescribeQuery> ImageQueries(const std::vector<awsv1::AMISelectorTerm
     if (!q.filters.empty() || !q.owners.empty()) out.push_back(std::move(q));
   }
   return out;
+}
+
+std::vector<DescribeQuery> CapacityReservationQueries(
+    const std::vector<awsv1::CapacityReservationSelectorTerm>& terms) {
+  std::vector<DescribeQuery> out;
+  for (const auto& term : terms) {
+    DescribeQuery q;
+    if (!term.id.empty()) q.filters.push_back({"capacity-reservation-id", {term.id}});
+    if (!term.owner_id.empty()) q.filters.push_back({"owner-id", {term.owner_id}});
+    if (!term.instance_match_criteria.empty()) {
+      q.filters.push_back({"instance-match-criteria", {term.instance_match_criteria}});
+    }
+    AddTagFilters(term.tags, q.filters);
+    if (q.filters.empty()) continue;
+    q.filters.push_back({"state", {"active"}});
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+std::vector<awsv1::CapacityReservation> ParseCapacityReservations(const pugi::xml_node& root,
+                                                                  absl::Time now) {
+  std::vector<awsv1::CapacityReservation> out;
+  for (pugi::xml_node item : root.child("capacityReservationSet").children("item")) {
+    if (Text(item, "state") != "active") continue;
+    awsv1::CapacityReservation r;
+    r.id = Text(item, "capacityReservationId");
+    r.availability_zone = Text(item, "availabilityZone");
+    r.instance_type = Text(item, "instanceType");
+    r.owner_id = Text(item, "ownerId");
+    r.instance_match_criteria = Text(item, "instanceMatchCriteria");
+    const std::string type = Text(item, "reservationType");
+    r.reservation_type = type == "capacity-block" ? "capacity-block" : "default";
+    const std::string interruptible = Text(item, "interruptible");
+    if (!interruptible.empty()) r.interruptible = interruptible == "true";
+    const std::string end = Text(item, "endDate");
+    if (!end.empty()) {
+      const absl::Time t = ParseIsoTime(end);
+      if (t != absl::InfinitePast()) r.end_time = t;
+    }
+    r.state = "active";
+    if (type == "capacity-block" && r.end_time.has_value() &&
+        now >= *r.end_time - absl::Minutes(40)) {
+      r.state = "expiring";
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<awsv1::CapacityReservation> CapacityReservationStatus(
+    std::vector<awsv1::CapacityReservation> found) {
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  found.erase(std::unique(found.begin(), found.end(),
+                          [](const auto& a, const auto& b) { return a.id == b.id; }),
+              found.end());
+  return found;
 }
 
 std::vector<awsv1::Subnet> SubnetStatus(const std::vector<Ec2Subnet>& found) {
@@ -352,6 +410,27 @@ absl::StatusOr<std::vector<awsv1::Subnet>> NodeClassResolver::Subnets(
     found.insert(found.end(), page.begin(), page.end());
   }
   return SubnetStatus(found);
+}
+
+absl::StatusOr<std::vector<awsv1::CapacityReservation>> NodeClassResolver::CapacityReservations(
+    const awsv1::EC2NodeClassSpec& spec, absl::Time now) {
+  std::vector<awsv1::CapacityReservation> found;
+  for (const DescribeQuery& q :
+       CapacityReservationQueries(spec.capacity_reservation_selector_terms)) {
+    std::string token;
+    do {
+      QueryParams params;
+      AddFilters(params, q.filters);
+      if (!token.empty()) params.emplace_back("NextToken", token);
+      ASSIGN_OR_RETURN(const std::unique_ptr<pugi::xml_document> doc,
+                       ec2_.Query("DescribeCapacityReservations", params));
+      const pugi::xml_node root = doc->document_element();
+      std::vector<awsv1::CapacityReservation> page = ParseCapacityReservations(root, now);
+      found.insert(found.end(), page.begin(), page.end());
+      token = Text(root, "nextToken");
+    } while (!token.empty());
+  }
+  return CapacityReservationStatus(std::move(found));
 }
 
 absl::StatusOr<std::vector<awsv1::SecurityGroup>> NodeClassResolver::SecurityGroups(

@@ -39,6 +39,20 @@ std::vector<DescribeQuery> SecurityGroupQueries(
 // ssmParameter terms are resolved through SSM first (see NodeClassResolver) and are skipped here.
 std::vector<DescribeQuery> ImageQueries(const std::vector<awsv1::AMISelectorTerm>& terms);
 
+// Capacity reservations (reference §2.14.4): id => `capacity-reservation-id`; ownerID =>
+// `owner-id`; instanceMatchCriteria => `instance-match-criteria`; tags as for subnets; every query
+// also filters `state` = active.
+std::vector<DescribeQuery> CapacityReservationQueries(
+    const std::vector<awsv1::CapacityReservationSelectorTerm>& terms);
+// The items of a DescribeCapacityReservations response: reservationType "default" unless EC2
+// says capacity-block; state "expiring" for a capacity block from 40 minutes before its end
+// (EC2 reclaims it at -30 min), else "active"; only active reservations are kept.
+std::vector<awsv1::CapacityReservation> ParseCapacityReservations(const pugi::xml_node& root,
+                                                                  absl::Time now);
+// Deduplicated, sorted by id.
+std::vector<awsv1::CapacityReservation> CapacityReservationStatus(
+    std::vector<awsv1::CapacityReservation> found);
+
 // Deduplicated by id; most available IP addresses first (upstream's order), then by id.
 std::vector<awsv1::Subnet> SubnetStatus(const std::vector<Ec2Subnet>& found);
 // Deduplicated, sorted by id.
@@ -117,6 +131,9 @@ class NodeClassResolver {
   absl::StatusOr<std::vector<awsv1::Subnet>> Subnets(const awsv1::EC2NodeClassSpec& spec);
   absl::StatusOr<std::vector<awsv1::SecurityGroup>> SecurityGroups(
       const awsv1::EC2NodeClassSpec& spec);
+  // DescribeCapacityReservations per term, following nextToken.
+  absl::StatusOr<std::vector<awsv1::CapacityReservation>> CapacityReservations(
+      const awsv1::EC2NodeClassSpec& spec, absl::Time now);
   // Errors also: InvalidArgument for a bad alias (the controller reports it as AMIsReady=False).
   absl::StatusOr<std::vector<awsv1::AMI>> Amis(const awsv1::EC2NodeClassSpec& spec,
                                                std::string_view k8s_version, absl::Time now);
