@@ -259,6 +259,77 @@ class NodeClassIntegrationTest : public ::testing::Test {
   std::vector<std::string> classes_, claims_;
 };
 
+// The resolvers alone against moto: terms by id, name, tags (incl. "*"), owner, SSM parameter.
+TEST_F(NodeClassIntegrationTest, ResolverFindsSubnetsGroupsAndImagesByEveryTermKind) {
+  NodeClassResolver resolver(*ec2_, *ssm_, {.ssm_path_prefix = kSsmPrefix});
+  awsv1::EC2NodeClassSpec spec;
+  spec.subnet_selector_terms = {{.id = subnet_b_}, {.tags = {{"karpenter.sh/discovery", "*"}}}};
+  auto subnets = resolver.Subnets(spec);
+  ASSERT_TRUE(subnets.ok()) << subnets.status();
+  std::set<std::string> subnet_ids;
+  for (const auto& s : *subnets) subnet_ids.insert(s.id);
+  EXPECT_TRUE(subnet_ids.contains(subnet_a_) && subnet_ids.contains(subnet_b_));
+  spec.subnet_selector_terms = {{.id = subnet_b_}};
+  subnets = resolver.Subnets(spec);
+  ASSERT_TRUE(subnets.ok());
+  ASSERT_EQ(subnets->size(), 1u);
+  EXPECT_EQ((*subnets)[0].zone, "us-east-1b");
+
+  spec.security_group_selector_terms = {{.name = "nc-it-nodes"}};
+  auto by_name = resolver.SecurityGroups(spec);
+  ASSERT_TRUE(by_name.ok()) << by_name.status();
+  ASSERT_EQ(by_name->size(), 1u);
+  EXPECT_EQ((*by_name)[0].id, sg_);
+  spec.security_group_selector_terms = {{.id = sg_}, {.name = "nc-it-nodes"}};
+  auto by_id = resolver.SecurityGroups(spec);
+  ASSERT_TRUE(by_id.ok());
+  EXPECT_EQ(by_id->size(), 1u);  // deduplicated
+  spec.security_group_selector_terms = {{.tags = {{"karpenter.sh/discovery", "nobody"}}}};
+  auto none = resolver.SecurityGroups(spec);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+
+  // An image of our own (tagged) and a public one by name with the default owners.
+  auto amazon = ec2_->DescribeImages({{"image-id", {ami_standard_}}});
+  ASSERT_TRUE(amazon.ok() && amazon->size() == 1u);
+  auto copied = Ec2("CopyImage", {{"SourceImageId", ami_standard_},
+                                  {"SourceRegion", "us-east-1"},
+                                  {"Name", "nc-it-own-image"}});
+  const std::string own = Text(copied->document_element(), "imageId");
+  ASSERT_TRUE(absl::StartsWith(own, "ami-")) << own;
+  Ec2("CreateTags", {{"ResourceId.1", own}, {"Tag.1.Key", "nc-it"}, {"Tag.1.Value", "yes"}});
+  spec.ami_selector_terms = {{.tags = {{"nc-it", "*"}}}};
+  auto tagged = resolver.Amis(spec, kK8sVersion, absl::Now());
+  ASSERT_TRUE(tagged.ok()) << tagged.status();
+  ASSERT_EQ(tagged->size(), 1u);
+  EXPECT_EQ((*tagged)[0].id, own);
+  EXPECT_EQ((*tagged)[0].name, "nc-it-own-image");
+  ASSERT_EQ((*tagged)[0].requirements.size(), 1u);
+  EXPECT_EQ((*tagged)[0].requirements[0].values, std::vector<std::string>{"amd64"});
+  spec.ami_selector_terms = {{.name = (*amazon)[0].name}};
+  auto named = resolver.Amis(spec, kK8sVersion, absl::Now());
+  ASSERT_TRUE(named.ok()) << named.status();
+  ASSERT_EQ(named->size(), 1u);
+  EXPECT_EQ((*named)[0].id, ami_standard_);
+  spec.ami_selector_terms = {{.name = (*amazon)[0].name, .owner = "999999999999"}};
+  auto other_owner = resolver.Amis(spec, kK8sVersion, absl::Now());
+  ASSERT_TRUE(other_owner.ok()) << other_owner.status();
+  EXPECT_TRUE(other_owner->empty());
+  // An SSM parameter naming an image.
+  const std::string param = absl::StrCat(kSsmPrefix, "/custom/image");
+  ASSERT_TRUE(ssm_->PutParameter(param, own).ok());
+  spec.ami_selector_terms = {{.ssm_parameter = param}};
+  auto from_ssm = resolver.Amis(spec, kK8sVersion, absl::Now());
+  ASSERT_TRUE(from_ssm.ok()) << from_ssm.status();
+  ASSERT_EQ(from_ssm->size(), 1u);
+  EXPECT_EQ((*from_ssm)[0].id, own);
+  // A pinned alias whose parameter does not exist: nothing, not an error.
+  spec.ami_selector_terms = {{.alias = "al2023@v20990101"}};
+  auto missing = resolver.Amis(spec, kK8sVersion, absl::Now());
+  ASSERT_TRUE(missing.ok()) << missing.status();
+  EXPECT_TRUE(missing->empty());
+}
+
 TEST_F(NodeClassIntegrationTest, ResolvesStatusManagesTheInstanceProfileAndCleansUpOnDelete) {
   const std::string name = CreateNodeClass(kCluster);
   ASSERT_TRUE(WaitForCondition(name, kConditionReady, core::ConditionStatus::kTrue))
