@@ -596,6 +596,13 @@ class SolverImpl {
   absl::flat_hash_map<const cloudprovider::InstanceType*, int> type_index_;
   std::vector<PoolInfo> pools_;  // sorted by weight desc, name desc
   std::vector<NodeState> nodes_;
+  // Per node: cpu and memory left (allocatable minus used), kept in step with `used`, so that the
+  // scan over existing nodes skips full ones without touching their state.
+  std::vector<std::array<int64_t, 2>> node_room_;
+  void UpdateRoom(size_t ni) {
+    const NodeState& n = nodes_[ni];
+    node_room_[ni] = {n.allocatable[0] - n.used[0], n.allocatable[1] - n.used[1]};
+  }
   absl::flat_hash_map<std::string, int> node_by_name_;
   std::vector<PodClass> classes_;
   std::vector<int> pod_class_;                            // per class pod
@@ -851,6 +858,8 @@ absl::Status SolverImpl::BuildNodes() {
       }
     }
   }
+  node_room_.resize(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) UpdateRoom(i);
   return absl::OkStatus();
 }
 
@@ -1989,12 +1998,16 @@ void SolverImpl::RecordPlacement(const PodClass& c, const NodeState* node, const
 bool SolverImpl::Place(const Pod* pod, int vi, std::vector<std::string>* reasons) {
   const int cls = variants_[vi].cls;
   // (a) existing nodes and in-flight NodeClaims.
+  const Amounts& requests = classes_[cls].requests;
   for (size_t ni = 0; ni < nodes_.size(); ++ni) {
+    // TryNode would refuse for resources.
+    if (requests[0] > node_room_[ni][0] || requests[1] > node_room_[ni][1]) continue;
     if (!removed_.empty() && removed_[ni]) continue;
     if (TryNode(vi, ni).ok()) {
       NodeState& n = nodes_[ni];
       if (logging_) node_log_.emplace_back(ni, n.used, n.ports.size());
       AddTo(n.used, classes_[cls].requests);
+      UpdateRoom(ni);
       n.ports.insert(n.ports.end(), classes_[cls].ports.begin(), classes_[cls].ports.end());
       n.placed.push_back(pod);
       RecordPlacement(classes_[cls], &n, nullptr);
@@ -2950,6 +2963,7 @@ std::optional<absl::StatusOr<Plan>> PreparedSolverImpl::Simulate(
     n.used = std::move(std::get<1>(*it));
     n.ports.resize(std::get<2>(*it));
     n.placed.clear();
+    s.UpdateRoom(std::get<0>(*it));
   }
   s.node_log_.clear();
   for (auto& [table, size] : tables) {
