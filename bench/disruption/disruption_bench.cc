@@ -9,6 +9,8 @@
 //               Deployments DoNotSchedule, half ScheduleAnyway)
 //   anti        required pod anti-affinity on kubernetes.io/hostname for a fifth of the
 //               Deployments
+//   tight       no constraints, larger pods (1-2 vCPU, 1-3 GiB) packed onto c7k.4xlarge nodes until
+//               no more fit (~8 pods per node): moved pods mostly need new NodeClaims
 // A candidate is one node: removed, its (non-DaemonSet) pods moved. Options: improve=false,
 // lower_bound=false (as disruption runs the solver).
 //
@@ -60,7 +62,7 @@ class Rng {
   uint64_t state_;
 };
 
-enum class Variant { kPlain, kSpread, kAnti };
+enum class Variant { kPlain, kSpread, kAnti, kTight };
 
 const char* Name(Variant v) {
   switch (v) {
@@ -70,6 +72,8 @@ const char* Name(Variant v) {
       return "spread";
     case Variant::kAnti:
       return "anti";
+    case Variant::kTight:
+      return "tight";
   }
   return "";
 }
@@ -128,8 +132,13 @@ std::unique_ptr<Cluster> MakeCluster(int nodes, Variant variant) {
     bool spread = false, anyway = false, anti = false;
   };
   const int ndeployments = std::max(60, nodes / 5);
-  const std::vector<std::string> cpus = {"100m", "200m", "250m", "300m", "500m", "750m", "1"};
-  const std::vector<std::string> mems = {"128Mi", "256Mi", "512Mi", "768Mi", "1Gi", "2Gi"};
+  const bool tight = variant == Variant::kTight;
+  const std::vector<std::string> cpus =
+      tight ? std::vector<std::string>{"1", "1500m", "2"}
+            : std::vector<std::string>{"100m", "200m", "250m", "300m", "500m", "750m", "1"};
+  const std::vector<std::string> mems =
+      tight ? std::vector<std::string>{"1Gi", "2Gi", "3Gi"}
+            : std::vector<std::string>{"128Mi", "256Mi", "512Mi", "768Mi", "1Gi", "2Gi"};
   std::vector<Deployment> deployments;
   for (int d = 0; d < ndeployments; ++d) {
     Deployment dep;
@@ -193,14 +202,32 @@ std::unique_ptr<Cluster> MakeCluster(int nodes, Variant variant) {
     const int count = std::clamp(static_cast<int>(28 * (0.25 + 1.1 * r.Unit())), 3, 34);
     std::vector<int> picked;
     absl::flat_hash_set<int> seen;
-    while (static_cast<int>(picked.size()) < count) {
-      const int d = r.Int(0, ndeployments - 1);
-      if (seen.insert(d).second) picked.push_back(d);
-    }
     int64_t cpu = 100, mem = int64_t{128} << 20;  // the DaemonSet pod
-    for (int d : picked) {
-      cpu += Q(deployments[d].cpu).MilliValue();
-      mem += Q(deployments[d].mem).Value();
+    if (tight) {
+      // Packed to the brim: up to 40 random Deployments, each taken when it still fits.
+      const auto& a = shapes[5]->Allocatable();
+      for (int tries = 0; tries < 40; ++tries) {
+        const int d = r.Int(0, ndeployments - 1);
+        const int64_t c = Q(deployments[d].cpu).MilliValue();
+        const int64_t m = Q(deployments[d].mem).Value();
+        if (seen.contains(d) || cpu + c > a.at("cpu").MilliValue() ||
+            mem + m > a.at("memory").Value()) {
+          continue;
+        }
+        seen.insert(d);
+        picked.push_back(d);
+        cpu += c;
+        mem += m;
+      }
+    } else {
+      while (static_cast<int>(picked.size()) < count) {
+        const int d = r.Int(0, ndeployments - 1);
+        if (seen.insert(d).second) picked.push_back(d);
+      }
+      for (int d : picked) {
+        cpu += Q(deployments[d].cpu).MilliValue();
+        mem += Q(deployments[d].mem).Value();
+      }
     }
     // The node: the shape this load fills closest to a random target between 45 % and 95 %.
     const double target = 0.45 + 0.5 * r.Unit();
@@ -217,7 +244,7 @@ std::unique_ptr<Cluster> MakeCluster(int nodes, Variant variant) {
         best = t;
       }
     }
-    if (best == nullptr) best = shapes.back();
+    if (best == nullptr || tight) best = shapes[5];
     solver::ExistingNode node;
     node.name = name;
     const std::string zone = zones[n % zones.size()];
@@ -371,7 +398,7 @@ void SolveReduced(benchmark::State& state, Variant variant) {
 }
 
 void Register() {
-  for (Variant v : {Variant::kPlain, Variant::kSpread, Variant::kAnti}) {
+  for (Variant v : {Variant::kPlain, Variant::kSpread, Variant::kAnti, Variant::kTight}) {
     for (int n : {100, 500, 1000, 5000}) {
       benchmark::RegisterBenchmark(absl::StrCat("create/", Name(v), "/", n).c_str(),
                                    [v](benchmark::State& s) { Create(s, v); })
