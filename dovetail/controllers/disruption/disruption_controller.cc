@@ -288,6 +288,17 @@ std::vector<Command> DisruptionController::Validate(Method method, std::vector<C
   } else {
     absl::SleepFor(options_.validation_delay);
   }
+  // The fresh view needs the cluster state synced again (NodeClaims created meanwhile, e.g. by
+  // provisioning, hold it until they launch): wait for it rather than reject the command.
+  constexpr absl::Duration kSyncPoll = absl::Milliseconds(50);
+  for (int64_t waits = options_.validation_sync_timeout / kSyncPoll;
+       waits > 0 && !(deps_.cluster.Synced() && InformersSynced()); --waits) {
+    if (stop_ != nullptr && running_.load()) {
+      if (!Sleep(kSyncPoll)) return {};
+    } else {
+      absl::SleepFor(kSyncPoll);
+    }
+  }
   absl::StatusOr<ClusterView> fresh = BuildView();
   absl::StatusOr<std::unique_ptr<Simulator>> simulator =
       fresh.ok() ? Simulator::Create(*fresh, options_.decisions)

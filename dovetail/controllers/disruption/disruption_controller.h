@@ -74,7 +74,9 @@ inline constexpr std::string_view kEventConsolidationRejected = "ConsolidationRe
 struct ControllerOptions {
   absl::Duration poll_interval = absl::Seconds(10);     // a pass that started nothing waits this
   absl::Duration validation_delay = absl::Seconds(15);  // before consolidation commands validate
-  Options decisions;                                    // disruption.h (feature gate, guards)
+  // After the delay, how long validation waits for the cluster state to be synced again.
+  absl::Duration validation_sync_timeout = absl::Minutes(1);
+  Options decisions;  // disruption.h (feature gate, guards)
   QueueOptions queue;
   // Informer options of the controller's own NodePool, PDB, DaemonSet and Namespace informers.
   kube::InformerOptions informer_options;
