@@ -609,6 +609,7 @@ class SolverImpl {
   absl::flat_hash_map<std::string, int> class_ids_;       // by class key
   absl::flat_hash_set<std::string> class_selector_keys_;  // the keys class keys were made with
   std::vector<Variant> variants_;
+  std::vector<std::vector<int>> variants_by_class_;  // variant ids per class
   std::vector<TopologyGroup> groups_;
   absl::flat_hash_map<std::string, int> group_ids_;
   absl::flat_hash_map<std::string, DomainTable> domains_;
@@ -1321,8 +1322,9 @@ void SolverImpl::Bump(int gid, int domain, bool owner, int delta) {
 // ---- variants -------------------------------------------------------------------------------
 
 int SolverImpl::VariantFor(int cls, const RelaxState& state) {
-  for (size_t i = 0; i < variants_.size(); ++i) {
-    if (variants_[i].cls == cls && variants_[i].state == state) return static_cast<int>(i);
+  if (variants_by_class_.size() <= static_cast<size_t>(cls)) variants_by_class_.resize(cls + 1);
+  for (int i : variants_by_class_[cls]) {
+    if (variants_[i].state == state) return i;
   }
   const PodClass& c = classes_[cls];
   Variant v;
@@ -1378,6 +1380,7 @@ int SolverImpl::VariantFor(int cls, const RelaxState& state) {
   v.pool_fit.resize(pools_.size());
   v.node_fit.assign(nodes_.size(), -1);
   variants_.push_back(std::move(v));
+  variants_by_class_[cls].push_back(static_cast<int>(variants_.size() - 1));
   return static_cast<int>(variants_.size() - 1);
 }
 
