@@ -120,6 +120,32 @@ class MotoCloudProviderTest : public ::testing::Test {
     return ParseDescribeInstances(Ec2("DescribeInstances", p)->document_element());
   }
 
+  std::unique_ptr<pugi::xml_document> LatestVersion(const std::string& name) {
+    return Ec2("DescribeLaunchTemplateVersions",
+               {{"LaunchTemplateName", name}, {"LaunchTemplateVersion.1", "$Latest"}});
+  }
+
+  // The cluster's launch templates made by this test (their security group is this test's).
+  std::vector<std::string> OurTemplates() {
+    QueryParams lt;
+    AddFilters(lt, {{"tag:kubernetes.io/cluster/moto-cluster", {"owned"}}});
+    const std::unique_ptr<pugi::xml_document> listed = Ec2("DescribeLaunchTemplates", lt);
+    std::vector<std::string> names;
+    for (pugi::xml_node item :
+         listed->document_element().child("launchTemplates").children("item")) {
+      const std::string name = Text(item, "launchTemplateName");
+      const std::unique_ptr<pugi::xml_document> version = LatestVersion(name);
+      const pugi::xml_node data = version->document_element()
+                                      .child("launchTemplateVersionSet")
+                                      .child("item")
+                                      .child("launchTemplateData");
+      if (Items(data, "securityGroupIdSet") == std::vector<std::string>{sg_}) {
+        names.push_back(name);
+      }
+    }
+    return names;
+  }
+
   Ec2Instance Describe(const std::string& id) {
     QueryParams p;
     AddList(p, "InstanceId", {id});
@@ -197,18 +223,10 @@ TEST_F(MotoCloudProviderTest, OnDemandLaunchIsTaggedUsesTheTemplateAndIsIdempote
   EXPECT_EQ(Describe(id).security_group_ids, std::vector<std::string>{sg_});
 
   // The launch template exists under its content-addressed name and carries our settings.
-  QueryParams lt;
-  AddFilters(lt, {{"tag:kubernetes.io/cluster/moto-cluster", {"owned"}}});
-  auto templates = Ec2("DescribeLaunchTemplates", lt);
-  std::vector<std::string> names;
-  for (pugi::xml_node item :
-       templates->document_element().child("launchTemplates").children("item")) {
-    names.push_back(Text(item, "launchTemplateName"));
-  }
+  const std::vector<std::string> names = OurTemplates();
   ASSERT_EQ(names.size(), 1u);
   EXPECT_TRUE(absl::StartsWith(names[0], "karpenter.k8s.aws/")) << names[0];
-  auto versions = Ec2("DescribeLaunchTemplateVersions",
-                      {{"LaunchTemplateName", names[0]}, {"LaunchTemplateVersion.1", "$Latest"}});
+  auto versions = LatestVersion(names[0]);
   const pugi::xml_node data = versions->document_element()
                                   .child("launchTemplateVersionSet")
                                   .child("item")
@@ -271,6 +289,22 @@ TEST_F(MotoCloudProviderTest, SpotLaunch) {
   EXPECT_EQ(At(got->metadata.labels, "karpenter.sh/capacity-type"), "spot");
   EXPECT_TRUE(provider_->Delete(*launched).ok());
   EXPECT_TRUE(cp::IsNodeClaimNotFound(provider_->Delete(*launched)));
+}
+
+TEST_F(MotoCloudProviderTest, LaunchTemplateDeletedBehindOurBackIsCreatedAgain) {
+  auto first = provider_->Create(Claim("lt-1", "on-demand"));
+  ASSERT_TRUE(first.ok()) << first.status();
+  const std::vector<std::string> before = OurTemplates();
+  ASSERT_EQ(before.size(), 1u);
+  for (const std::string& name : before)
+    Ec2("DeleteLaunchTemplate", {{"LaunchTemplateName", name}});
+  ASSERT_TRUE(OurTemplates().empty());
+  // The provider still believes the template exists; CreateFleet fails, it re-creates, retries.
+  auto second = provider_->Create(Claim("lt-2", "on-demand"));
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(OurTemplates(), before);
+  EXPECT_TRUE(provider_->Delete(*first).ok());
+  EXPECT_TRUE(provider_->Delete(*second).ok());
 }
 
 TEST_F(MotoCloudProviderTest, InstancesWithoutOurTagsAreNeverListedOrDeleted) {

@@ -24,6 +24,16 @@ using scheduling::Requirements;
 
 namespace {
 
+// EC2's limit on user data (before base64).
+constexpr size_t kMaxUserDataBytes = 16 * 1024;
+
+bool IsLaunchTemplateNotFound(const absl::Status& status) {
+  const std::string code = AwsErrorCode(status);
+  return (code.starts_with("InvalidLaunchTemplateName.") ||
+          code.starts_with("InvalidLaunchTemplateId.")) &&
+         code.find("NotFound") != std::string::npos;
+}
+
 bool IsGone(std::string_view state) { return state == "shutting-down" || state == "terminated"; }
 
 absl::Time ParseTime(std::string_view text) {
@@ -158,6 +168,7 @@ absl::Status AwsCloudProvider::RefreshCatalog(bool force) {
       if (!catalog_.has_value()) return catalog.status();
     } else {
       catalog_ = *std::move(catalog);
+      ++catalog_generation_;
     }
   }
   return absl::OkStatus();
@@ -198,8 +209,34 @@ absl::StatusOr<cp::Catalog> AwsCloudProvider::GetInstanceTypes(const v1::NodePoo
         Cat("NodePool ", node_pool.metadata.name, " has no nodeClassRef"));
   }
   ASSIGN_OR_RETURN(const awsv1::EC2NodeClass nc, ReadyNodeClass(ref->name));
-  ASSIGN_OR_RETURN(const cp::Catalog base, BaseCatalog());
-  return FilterCatalog(base, nc);
+  return CatalogFor(nc);
+}
+
+absl::StatusOr<cp::Catalog> AwsCloudProvider::CatalogFor(const awsv1::EC2NodeClass& nc) {
+  RETURN_IF_ERROR(RefreshCatalog());
+  cp::Catalog base;
+  uint64_t generation = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    base = *catalog_;
+    generation = catalog_generation_;
+  }
+  std::set<std::string> zone_set;
+  for (const awsv1::Subnet& s : nc.status.subnets) zone_set.insert(s.zone);
+  const std::string zones = absl::StrJoin(zone_set, ",");
+  const uint64_t ice_seq = unavailable_.SeqNum();
+  {
+    absl::MutexLock lock(&filtered_mu_);
+    auto it = filtered_.find(nc.metadata.name);
+    if (it != filtered_.end() && it->second.generation == generation &&
+        it->second.ice_seq == ice_seq && it->second.zones == zones) {
+      return it->second.catalog;
+    }
+  }
+  cp::Catalog filtered = FilterCatalog(base, nc);
+  absl::MutexLock lock(&filtered_mu_);
+  filtered_[nc.metadata.name] = {generation, ice_seq, zones, filtered};
+  return filtered;
 }
 
 // ---- node class ----
@@ -401,7 +438,7 @@ std::vector<cp::RepairPolicy> AwsCloudProvider::RepairPolicies() const {
 absl::Status AwsCloudProvider::EnsureLaunchTemplate(const std::string& name,
                                                     const LaunchTemplateSpec& spec) {
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&templates_mu_);
     if (known_templates_.contains(name)) return absl::OkStatus();
   }
   QueryParams describe;
@@ -410,7 +447,11 @@ absl::Status AwsCloudProvider::EnsureLaunchTemplate(const std::string& name,
       ec2_.Query("DescribeLaunchTemplates", describe);
   bool exists = false;
   if (found.ok()) {
-    exists = !(*found)->document_element().child("launchTemplates").child("item").empty();
+    // Match the name: a server that ignores the name list answers with every template.
+    for (pugi::xml_node item :
+         (*found)->document_element().child("launchTemplates").children("item")) {
+      if (Text(item, "launchTemplateName") == name) exists = true;
+    }
   } else if (!absl::IsNotFound(found.status())) {
     return found.status();
   }
@@ -422,7 +463,7 @@ absl::Status AwsCloudProvider::EnsureLaunchTemplate(const std::string& name,
       return created.status();
     }
   }
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&templates_mu_);
   known_templates_.insert(name);
   return absl::OkStatus();
 }
@@ -446,8 +487,7 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
   const std::map<std::string, std::string> tags = LaunchTags(
       user_tags, options_.cluster_name, node_pool, node_claim.metadata.name, nc.metadata.name);
 
-  ASSIGN_OR_RETURN(const cp::Catalog base, BaseCatalog());
-  const cp::Catalog catalog = FilterCatalog(base, nc);
+  ASSIGN_OR_RETURN(const cp::Catalog catalog, CatalogFor(nc));
 
   auto launched = [&](const Ec2Instance& instance, const std::string& image_id) {
     v1::NodeClaim out = node_claim;
@@ -553,6 +593,11 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
                            Cat("EC2NodeClass ", nc.metadata.name, " (", FamilyName(family),
                                "): ", AsStd(user_data.status().message())));
   }
+  if (user_data->size() > kMaxUserDataBytes) {
+    return cp::CreateError("UserDataSizeLimitExceeded",
+                           Cat("EC2NodeClass ", nc.metadata.name, ": user data of ",
+                               user_data->size(), " bytes exceeds EC2's ", kMaxUserDataBytes));
+  }
 
   FleetRequest request;
   request.client_token = node_claim.metadata.uid;
@@ -562,6 +607,7 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
   std::vector<std::string> sgs;
   for (const awsv1::SecurityGroup& sg : nc.status.security_groups) sgs.push_back(sg.id);
   std::sort(sgs.begin(), sgs.end());
+  std::vector<std::pair<std::string, LaunchTemplateSpec>> templates;
   for (const auto& [image, candidates] : by_image) {
     LaunchTemplateSpec spec;
     spec.image_id = image;
@@ -577,6 +623,7 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
     spec.tags = LaunchTags(user_tags, options_.cluster_name, node_pool, "", nc.metadata.name);
     const std::string name = LaunchTemplateName(spec);
     RETURN_IF_ERROR(EnsureLaunchTemplate(name, spec));
+    templates.emplace_back(name, spec);
     FleetLaunchTemplateConfig config;
     config.launch_template_name = name;
     config.overrides = BuildOverrides(candidates, subnet_per_zone, image_per_type);
@@ -589,10 +636,18 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
 
   absl::StatusOr<std::unique_ptr<pugi::xml_document>> response =
       ec2_.Query("CreateFleet", CreateFleetParams(request));
+  if (!response.ok() && IsLaunchTemplateNotFound(response.status())) {
+    // A template deleted behind our back: forget what we know, ensure them again, retry once.
+    {
+      absl::MutexLock lock(&templates_mu_);
+      known_templates_.clear();
+    }
+    for (const auto& [name, spec] : templates) RETURN_IF_ERROR(EnsureLaunchTemplate(name, spec));
+    response = ec2_.Query("CreateFleet", CreateFleetParams(request));
+  }
   if (!response.ok()) {
-    if (AwsErrorCode(response.status()).starts_with("InvalidLaunchTemplateName")) {
-      absl::MutexLock lock(&mu_);
-      known_templates_.clear();  // re-checked on the next attempt
+    if (absl::IsResourceExhausted(response.status())) {
+      return cp::InsufficientCapacityError(AsStd(response.status().message()));
     }
     return response.status();
   }

@@ -30,6 +30,7 @@
 // Thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -129,6 +130,9 @@ class AwsCloudProvider final : public ::dovetail::cloudprovider::CloudProvider {
   absl::StatusOr<apis::aws::v1::EC2NodeClass> ReadyNodeClass(std::string_view name);
   ::dovetail::cloudprovider::Catalog FilterCatalog(const ::dovetail::cloudprovider::Catalog& base,
                                                    const apis::aws::v1::EC2NodeClass& node_class);
+  // The base catalog filtered for `node_class` (cached, see filtered_).
+  absl::StatusOr<::dovetail::cloudprovider::Catalog> CatalogFor(
+      const apis::aws::v1::EC2NodeClass& node_class);
   absl::StatusOr<std::vector<Ec2Instance>> DescribeInstances(const QueryParams& params);
   absl::StatusOr<Ec2Instance> OwnedInstance(std::string_view provider_id);
   bool Owned(const Ec2Instance& instance) const;
@@ -150,7 +154,21 @@ class AwsCloudProvider final : public ::dovetail::cloudprovider::CloudProvider {
   absl::Time spot_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   absl::Time on_demand_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::optional<::dovetail::cloudprovider::Catalog> catalog_ ABSL_GUARDED_BY(mu_);
-  std::set<std::string> known_templates_ ABSL_GUARDED_BY(mu_);
+  uint64_t catalog_generation_ ABSL_GUARDED_BY(mu_) = 0;  // bumped on every rebuild
+
+  // The catalog filtered for a node class, reused while the base catalog, the node class's
+  // zones and the ICE cache are unchanged.
+  struct Filtered {
+    uint64_t generation = 0;
+    uint64_t ice_seq = 0;
+    std::string zones;
+    ::dovetail::cloudprovider::Catalog catalog;
+  };
+  absl::Mutex filtered_mu_;
+  std::map<std::string, Filtered> filtered_ ABSL_GUARDED_BY(filtered_mu_);
+
+  absl::Mutex templates_mu_;
+  std::set<std::string> known_templates_ ABSL_GUARDED_BY(templates_mu_);
 };
 
 }  // namespace dovetail::providers::aws
