@@ -1,0 +1,261 @@
+// AwsCloudProvider against an in-process fake EC2 endpoint: what moto cannot do (per-offering
+// CreateFleet errors, node class readiness variants) and the exact CreateFleet request.
+#include "dovetail/providers/aws/cloudprovider/aws_cloud_provider.h"
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "dovetail/cloudprovider/aws_catalog.h"
+#include "dovetail/cloudprovider/errors.h"
+#include "dovetail/providers/aws/test_server.h"
+#include "gtest/gtest.h"
+
+namespace dovetail::providers::aws {
+namespace {
+
+namespace awsv1 = apis::aws::v1;
+namespace core = apis::core;
+namespace v1 = apis::v1;
+namespace cp = ::dovetail::cloudprovider;
+
+std::string UrlDecode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size()) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::string> ParseForm(const std::string& body) {
+  std::map<std::string, std::string> form;
+  size_t start = 0;
+  while (start <= body.size()) {
+    size_t amp = body.find('&', start);
+    if (amp == std::string::npos) amp = body.size();
+    const std::string pair = body.substr(start, amp - start);
+    const size_t eq = pair.find('=');
+    if (eq != std::string::npos)
+      form[UrlDecode(pair.substr(0, eq))] = UrlDecode(pair.substr(eq + 1));
+    start = amp + 1;
+  }
+  return form;
+}
+
+constexpr char kInstanceTypes[] = R"(<DescribeInstanceTypesResponse><instanceTypeSet>
+<item><instanceType>m5.large</instanceType>
+<supportedUsageClasses><item>on-demand</item><item>spot</item></supportedUsageClasses>
+<supportedVirtualizationTypes><item>hvm</item></supportedVirtualizationTypes>
+<hypervisor>nitro</hypervisor>
+<processorInfo><supportedArchitectures><item>x86_64</item></supportedArchitectures>
+<manufacturer>Intel</manufacturer></processorInfo>
+<vCpuInfo><defaultVCpus>2</defaultVCpus></vCpuInfo><memoryInfo><sizeInMiB>8192</sizeInMiB></memoryInfo>
+<networkInfo><maximumNetworkInterfaces>3</maximumNetworkInterfaces>
+<ipv4AddressesPerInterface>10</ipv4AddressesPerInterface><defaultNetworkCardIndex>0</defaultNetworkCardIndex>
+<networkCards><item><networkCardIndex>0</networkCardIndex><maximumNetworkInterfaces>3</maximumNetworkInterfaces></item></networkCards>
+</networkInfo></item></instanceTypeSet></DescribeInstanceTypesResponse>)";
+
+constexpr char kOfferings[] = R"(<R><instanceTypeOfferingSet>
+<item><instanceType>m5.large</instanceType><locationType>availability-zone</locationType><location>us-east-1a</location></item>
+<item><instanceType>m5.large</instanceType><locationType>availability-zone</locationType><location>us-east-1b</location></item>
+</instanceTypeOfferingSet></R>)";
+
+constexpr char kZones[] = R"(<R><availabilityZoneInfo>
+<item><zoneName>us-east-1a</zoneName><zoneId>use1-az1</zoneId><zoneState>available</zoneState><zoneType>availability-zone</zoneType><regionName>us-east-1</regionName></item>
+<item><zoneName>us-east-1b</zoneName><zoneId>use1-az2</zoneId><zoneState>available</zoneState><zoneType>availability-zone</zoneType><regionName>us-east-1</regionName></item>
+</availabilityZoneInfo></R>)";
+
+constexpr char kSpot[] = R"(<R><spotPriceHistorySet>
+<item><instanceType>m5.large</instanceType><availabilityZone>us-east-1a</availabilityZone><productDescription>Linux/UNIX</productDescription><spotPrice>0.03</spotPrice><timestamp>2026-11-30T00:00:00.000Z</timestamp></item>
+<item><instanceType>m5.large</instanceType><availabilityZone>us-east-1b</availabilityZone><productDescription>Linux/UNIX</productDescription><spotPrice>0.04</spotPrice><timestamp>2026-11-30T00:00:00.000Z</timestamp></item>
+</spotPriceHistorySet></R>)";
+
+class FakeEc2Test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_.server().Post("/", [this](const httplib::Request& req, httplib::Response& res) {
+      auto form = ParseForm(req.body);
+      std::lock_guard<std::mutex> lock(mu_);
+      forms_.push_back(form);
+      const std::string& action = form["Action"];
+      std::string xml = "<R/>";
+      if (action == "DescribeInstanceTypes") {
+        xml = kInstanceTypes;
+      } else if (action == "DescribeInstanceTypeOfferings") {
+        xml = kOfferings;
+      } else if (action == "DescribeAvailabilityZones") {
+        xml = kZones;
+      } else if (action == "DescribeSpotPriceHistory") {
+        xml = kSpot;
+      } else if (action == "DescribeInstances") {
+        xml = "<R><reservationSet/></R>";
+      } else if (action == "DescribeLaunchTemplates") {
+        res.status = 400;
+        xml =
+            "<Response><Errors><Error><Code>InvalidLaunchTemplateName.NotFoundException</Code>"
+            "<Message>no</Message></Error></Errors><RequestID>r</RequestID></Response>";
+      } else if (action == "CreateFleet") {
+        xml = fleet_response_;
+      }
+      res.set_content(xml, "text/xml");
+    });
+    ASSERT_TRUE(server_.Start());
+    client_ = std::make_unique<AwsClient>(
+        AwsClient::Dependencies{
+            .transport = transport_, .credentials = &credentials_, .clock = clock_},
+        AwsClient::Options{
+            .service = kEc2, .region = "us-east-1", .endpoint = server_.url(), .max_attempts = 1});
+    ec2_ = std::make_unique<Ec2Client>(*client_);
+
+    node_class_.metadata.name = "default";
+    node_class_.metadata.generation = 2;
+    node_class_.spec.ami_family = awsv1::AMIFamily::kAL2023;
+    node_class_.status.subnets = {{"subnet-a", "us-east-1a", "use1-az1"},
+                                  {"subnet-b", "us-east-1b", "use1-az2"}};
+    node_class_.status.security_groups = {{"sg-1", "nodes"}};
+    node_class_.status.amis = {{.id = "ami-1",
+                                .requirements = {{.key = "kubernetes.io/arch",
+                                                  .op = core::SelectorOperator::kIn,
+                                                  .values = {"amd64"}}}}};
+    node_class_.status.conditions = {
+        {.type = "Ready", .status = core::ConditionStatus::kTrue, .observed_generation = 2}};
+
+    AwsCloudProvider::Options options;
+    options.cluster_name = "demo";
+    options.catalog.region = "us-east-1";
+    auto files = cp::ReadCatalogDirectory(std::string(DOVETAIL_SHARED_DIR_DEFAULT) + "/data/aws");
+    ASSERT_TRUE(files.ok()) << files.status();
+    options.catalog.static_files = *std::move(files);
+    provider_ = std::make_unique<AwsCloudProvider>(
+        AwsCloudProvider::Dependencies{
+            .ec2 = *ec2_,
+            .unavailable = ice_,
+            .clock = clock_,
+            .get_node_class = [this](std::string_view) -> absl::StatusOr<awsv1::EC2NodeClass> {
+              return node_class_;
+            }},
+        std::move(options));
+  }
+
+  v1::NodeClaim Claim() {
+    v1::NodeClaim c;
+    c.metadata.name = "claim-1";
+    c.metadata.uid = "0b7f1c52-uid";
+    c.metadata.labels = {{"karpenter.sh/nodepool", "default"}};
+    c.spec.node_class_ref = v1::NodeClassReference{"karpenter.k8s.aws", "EC2NodeClass", "default"};
+    c.spec.requirements = {{.key = "karpenter.sh/capacity-type",
+                            .op = core::SelectorOperator::kIn,
+                            .values = {"spot", "on-demand"}}};
+    return c;
+  }
+
+  std::map<std::string, std::string> LastForm(const std::string& action) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = forms_.rbegin(); it != forms_.rend(); ++it) {
+      if ((*it)["Action"] == action) return *it;
+    }
+    return {};
+  }
+
+  testing::TestServer server_;
+  HttpTransport transport_;
+  StaticCredentialsProvider credentials_{
+      AwsCredentials{.access_key_id = "A", .secret_access_key = "S"}};
+  FakeClock clock_;
+  UnavailableOfferings ice_{clock_};
+  std::unique_ptr<AwsClient> client_;
+  std::unique_ptr<Ec2Client> ec2_;
+  awsv1::EC2NodeClass node_class_;
+  std::unique_ptr<AwsCloudProvider> provider_;
+  std::mutex mu_;
+  std::vector<std::map<std::string, std::string>> forms_;
+  std::string fleet_response_;
+};
+
+TEST_F(FakeEc2Test, FleetCapacityErrorsMarkTheCacheAndMeanInsufficientCapacity) {
+  fleet_response_ = R"(<CreateFleetResponse><fleetId>fleet-1</fleetId><errorSet>
+<item><launchTemplateAndOverrides><overrides><instanceType>m5.large</instanceType>
+<availabilityZone>us-east-1a</availabilityZone></overrides></launchTemplateAndOverrides>
+<lifecycle>spot</lifecycle><errorCode>InsufficientInstanceCapacity</errorCode></item>
+<item><launchTemplateAndOverrides><overrides><instanceType>m5.large</instanceType>
+<availabilityZone>us-east-1b</availabilityZone></overrides></launchTemplateAndOverrides>
+<lifecycle>spot</lifecycle><errorCode>InsufficientInstanceCapacity</errorCode></item>
+</errorSet><fleetInstanceSet/></CreateFleetResponse>)";
+  auto launched = provider_->Create(Claim());
+  EXPECT_TRUE(cp::IsInsufficientCapacity(launched.status())) << launched.status();
+  EXPECT_TRUE(ice_.IsUnavailable("spot", "m5.large", "us-east-1a"));
+  EXPECT_TRUE(ice_.IsUnavailable("spot", "m5.large", "us-east-1b"));
+
+  auto fleet = LastForm("CreateFleet");
+  EXPECT_EQ(fleet["Type"], "instant");
+  EXPECT_EQ(fleet["ClientToken"], "0b7f1c52-uid");
+  EXPECT_EQ(fleet["TargetCapacitySpecification.DefaultTargetCapacityType"], "spot");
+  EXPECT_EQ(fleet["SpotOptions.AllocationStrategy"], "price-capacity-optimized");
+  EXPECT_EQ(fleet["LaunchTemplateConfigs.1.Overrides.1.InstanceType"], "m5.large");
+  EXPECT_EQ(fleet["LaunchTemplateConfigs.1.Overrides.1.SubnetId"], "subnet-a");
+  EXPECT_EQ(fleet["LaunchTemplateConfigs.1.Overrides.2.SubnetId"], "subnet-b");
+  EXPECT_EQ(fleet["LaunchTemplateConfigs.1.Overrides.1.ImageId"], "ami-1");
+  const std::string lt =
+      fleet["LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateName"];
+  EXPECT_TRUE(lt.starts_with("karpenter.k8s.aws/")) << lt;
+  EXPECT_EQ(LastForm("CreateLaunchTemplate")["LaunchTemplateName"], lt);
+
+  // With spot ICE-cached, the next launch goes on-demand and is placed.
+  fleet_response_ = R"(<CreateFleetResponse><fleetId>fleet-2</fleetId><fleetInstanceSet><item>
+<launchTemplateAndOverrides><overrides><instanceType>m5.large</instanceType>
+<availabilityZone>us-east-1b</availabilityZone><subnetId>subnet-b</subnetId></overrides>
+</launchTemplateAndOverrides><lifecycle>on-demand</lifecycle>
+<instanceIds><item>i-0abc</item></instanceIds><instanceType>m5.large</instanceType>
+</item></fleetInstanceSet></CreateFleetResponse>)";
+  launched = provider_->Create(Claim());
+  ASSERT_TRUE(launched.ok()) << launched.status();
+  EXPECT_EQ(LastForm("CreateFleet")["TargetCapacitySpecification.DefaultTargetCapacityType"],
+            "on-demand");
+  EXPECT_EQ(LastForm("CreateFleet")["OnDemandOptions.AllocationStrategy"], "lowest-price");
+  EXPECT_EQ(launched->status.provider_id, "aws:///us-east-1b/i-0abc");
+  EXPECT_EQ(launched->status.image_id, "ami-1");
+  EXPECT_EQ(launched->metadata.labels.at("karpenter.sh/capacity-type"), "on-demand");
+  EXPECT_EQ(launched->metadata.labels.at("topology.kubernetes.io/zone"), "us-east-1b");
+  EXPECT_EQ(launched->metadata.labels.at("topology.k8s.aws/zone-id"), "use1-az2");
+  EXPECT_EQ(launched->metadata.labels.at("node.kubernetes.io/instance-type"), "m5.large");
+  EXPECT_EQ(launched->status.capacity.at("cpu").ToString(), "2");
+}
+
+TEST_F(FakeEc2Test, OtherFleetErrorsAreCreateErrors) {
+  fleet_response_ =
+      R"(<CreateFleetResponse><errorSet><item><errorCode>InvalidParameterValue</errorCode>
+<errorMessage>bad</errorMessage></item></errorSet></CreateFleetResponse>)";
+  auto launched = provider_->Create(Claim());
+  ASSERT_TRUE(cp::IsCreateError(launched.status())) << launched.status();
+  EXPECT_EQ(cp::GetCreateError(launched.status())->reason, "InvalidParameterValue");
+}
+
+TEST_F(FakeEc2Test, NodeClassReadiness) {
+  node_class_.status.conditions[0].status = core::ConditionStatus::kFalse;
+  EXPECT_TRUE(cp::IsNodeClassNotReady(provider_->Create(Claim()).status()));
+  node_class_.status.conditions[0].status = core::ConditionStatus::kUnknown;
+  EXPECT_TRUE(cp::IsCreateError(provider_->Create(Claim()).status()));
+  node_class_.status.conditions[0].status = core::ConditionStatus::kTrue;
+  node_class_.status.conditions[0].observed_generation = 1;  // stale
+  EXPECT_TRUE(cp::IsNodeClassNotReady(provider_->Create(Claim()).status()));
+  node_class_.status.conditions.clear();
+  EXPECT_TRUE(cp::IsNodeClassNotReady(provider_->Create(Claim()).status()));
+  node_class_.status.conditions = {
+      {.type = "Ready", .status = core::ConditionStatus::kTrue, .observed_generation = 2}};
+  node_class_.spec.tags = {{"karpenter.sh/nodepool", "mine"}};
+  auto restricted = provider_->Create(Claim());
+  ASSERT_TRUE(cp::IsCreateError(restricted.status())) << restricted.status();
+  EXPECT_EQ(cp::GetCreateError(restricted.status())->reason, "InvalidTags");
+  EXPECT_TRUE(LastForm("CreateFleet").empty());  // nothing launched
+}
+
+}  // namespace
+}  // namespace dovetail::providers::aws
