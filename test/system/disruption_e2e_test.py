@@ -11,9 +11,10 @@ kwok).
   3. Protection: a pod annotated karpenter.sh/do-not-disrupt and the pods of a Deployment under a
      PodDisruptionBudget with maxUnavailable 0 are never evicted, by consolidation or by drift, and
      their nodes get an event that says why.
-  4. Drift: a change to the NodePool's template labels drifts its nodes; with a budget of 1 they
-     are replaced one at a time, every other NodeClaim of the pool Initialized whenever a drifted
-     one starts terminating; the new NodeClaims carry the new label.
+  4. Drift: after a scale-up, a requirement the nodes do not satisfy drifts them
+     (RequirementsDrifted); with a budget of 1 they are replaced one at a time, every other
+     NodeClaim of the pool Initialized whenever a drifted one starts terminating; the new
+     NodeClaims carry the new label.
   5. kill -9 of the controller while a drifted node is tainted karpenter.sh/disrupted, then a
      restart: the drift completes with no stale taint or DisruptionReason condition, no more
      NodeClaims than before and every pod running.
@@ -48,7 +49,7 @@ CHAOS_SECONDS = 120
 CHAOS_MAX_NODES = 35  # upstream's bound in its runaway scale-up test
 
 
-def nodepool(budgets: str, labels: str = "{}") -> str:
+def nodepool(budgets: str, extra_requirement: str = "") -> str:
     return f"""
 apiVersion: karpenter.sh/v1
 kind: NodePool
@@ -56,8 +57,6 @@ metadata:
   name: {POOL}
 spec:
   template:
-    metadata:
-      labels: {labels}
     spec:
       nodeClassRef: {{group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}}
       requirements:
@@ -65,7 +64,7 @@ spec:
         - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}
         - {{key: karpenter.kwok.sh/instance-family, operator: In, values: [c7k]}}
         - {{key: karpenter.kwok.sh/instance-cpu, operator: In, values: ["4", "8"]}}
-  disruption:
+{extra_requirement}  disruption:
     consolidationPolicy: WhenEmptyOrUnderutilized
     consolidateAfter: 0s
     budgets: {budgets}
@@ -75,6 +74,9 @@ spec:
 CLOSED_NOW = '[{nodes: "0", schedule: "* * * * *", duration: 2h}]'
 OPEN_NOW = '[{nodes: "0", schedule: "0 0 1 1 *", duration: 1h}, {nodes: "2"}]'
 DRIFT_BUDGET = '[{nodes: "1"}]'
+# A requirement the existing nodes do not satisfy (they have no such label): RequirementsDrifted.
+DRIFT_REQUIREMENT = '        - {key: e2e-drift, operator: In, values: [v2]}\n'
+WEB_DRIFT = 10  # scaled up again before the drift so that some nodes hold no protected pod
 
 
 def deployment(name: str, replicas: int, cpu: str, extra_meta: str = "") -> str:
@@ -324,14 +326,23 @@ def main() -> int:
         check("the protected pods' nodes get an event that says why they are not disrupted",
               "do-not-disrupt" in notes or "pdb" in notes.lower(), notes[:300])
 
-        # 4 + 5. Drift one at a time, with kill -9 in the middle of a replacement.
+        # 4 + 5. Drift one at a time, with kill -9 in the middle of a replacement. Scale up first
+        # so that some nodes hold only web pods (the protected pods' nodes cannot drift).
+        kubectl("scale", "deployment", "web", "-n", NS, f"--replicas={WEB_DRIFT}")
+        check("the scale-up before the drift runs",
+              wait_for("web Running", lambda: running("web", WEB_DRIFT), process, timeout=120))
+        protected_nodes = {p["spec"].get("nodeName") for p in pods("guarded") + pods("pinned")}
         before_drift = pool_claims()
         before_names = {c["metadata"]["name"] for c in before_drift}
-        kubectl("apply", "-f", "-", stdin=nodepool(DRIFT_BUDGET, '{e2e-drift: "v2"}'))
+        unprotected = [c["metadata"]["name"] for c in before_drift
+                       if c.get("status", {}).get("nodeName") not in protected_nodes]
+        print(f"      ({len(before_drift)} NodeClaims, {len(unprotected)} without protected pods)")
+        check("some nodes hold no protected pod before the drift", bool(unprotected))
+        kubectl("apply", "-f", "-", stdin=nodepool(DRIFT_BUDGET, DRIFT_REQUIREMENT))
         monitor = Monitor().start()
         tainted = wait_for("a drifted node tainted karpenter.sh/disrupted",
                            lambda: any(has_disrupted_taint(n) for n in pool_nodes()), process, timeout=120)
-        check("changing the NodePool's template drifts a node", tainted)
+        check("changing the NodePool's requirements drifts a node", tainted)
         controller = process.kill9_and_restart()
         print(f"killed with SIGKILL during a replacement and restarted: controller pid {controller.pid}")
 
@@ -339,7 +350,7 @@ def main() -> int:
             cs = pool_claims()
             unprotected_old = [c for c in cs if c["metadata"]["name"] in before_names and
                                c.get("status", {}).get("nodeName") not in protected_nodes]
-            return (not unprotected_old and not disrupting() and running("web", WEB_SCALED) and
+            return (not unprotected_old and not disrupting() and running("web", WEB_DRIFT) and
                     running("guarded", 2) and running("pinned", 1))
         check("every drifted node without protected pods is replaced and every pod runs",
               wait_for("the drift to complete", drift_done, process, timeout=360))
