@@ -197,6 +197,38 @@ cp::Catalog AwsCloudProvider::FilterCatalog(const cp::Catalog& base,
         touched = true;
       }
     }
+    // The type's zone (and zone-id) requirement narrowed to the node class's zones, so that
+    // topology decisions never count a zone the node class cannot launch into.
+    const scheduling::Requirement* zone_req = type->requirements().Find(v1::kLabelTopologyZone);
+    if (zone_req != nullptr && !zone_req->complement()) {
+      std::vector<std::string> kept;
+      for (const std::string& z : zone_req->values()) {
+        if (zones.contains(z)) kept.push_back(z);
+      }
+      if (kept.size() != zone_req->values().size()) {
+        std::set<std::string> kept_ids;
+        for (const cp::Offering& o : offerings) {
+          if (!zones.contains(o.zone)) continue;
+          if (const scheduling::Requirement* id = o.requirements.Find(v1::kLabelTopologyZoneId);
+              id != nullptr && !id->complement()) {
+            kept_ids.insert(id->values().begin(), id->values().end());
+          }
+        }
+        Requirements requirements = type->requirements();
+        requirements.Remove(v1::kLabelTopologyZone);
+        requirements.Add(scheduling::Requirement::In(std::string(v1::kLabelTopologyZone), kept));
+        if (requirements.Has(v1::kLabelTopologyZoneId)) {
+          requirements.Remove(v1::kLabelTopologyZoneId);
+          requirements.Add(scheduling::Requirement::In(
+              std::string(v1::kLabelTopologyZoneId),
+              std::vector<std::string>(kept_ids.begin(), kept_ids.end())));
+        }
+        types.push_back(std::make_shared<const cp::InstanceType>(
+            type->name(), std::move(requirements), cp::Offerings(std::move(offerings)),
+            type->capacity(), type->overhead()));
+        continue;
+      }
+    }
     types.push_back(touched ? type->WithOfferings(cp::Offerings(std::move(offerings))) : type);
   }
   return cp::Catalog::Create(std::move(types)).value();

@@ -229,6 +229,36 @@ TEST_F(FakeEc2Test, FleetCapacityErrorsMarkTheCacheAndMeanInsufficientCapacity) 
   EXPECT_EQ(launched->status.capacity.at("cpu").ToString(), "2");
 }
 
+TEST_F(FakeEc2Test, InstanceTypesFollowTheNodeClassZones) {
+  node_class_.status.subnets = {{"subnet-a", "us-east-1a", "use1-az1"}};
+  v1::NodePool pool;
+  pool.spec.template_.spec.node_class_ref =
+      v1::NodeClassReference{"karpenter.k8s.aws", "EC2NodeClass", "default"};
+  auto catalog = provider_->GetInstanceTypes(pool);
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  ASSERT_EQ(catalog->size(), 1u);
+  const cp::InstanceType& m5 = *(*catalog)[0];
+  const auto zone = m5.requirements().Get("topology.kubernetes.io/zone");
+  EXPECT_TRUE(zone.Has("us-east-1a"));
+  EXPECT_FALSE(zone.Has("us-east-1b"));
+  EXPECT_FALSE(m5.requirements().Get("topology.k8s.aws/zone-id").Has("use1-az2"));
+  for (const cp::Offering& o : m5.offerings()) {
+    EXPECT_EQ(o.available, o.zone == "us-east-1a") << o.zone << " " << o.capacity_type;
+  }
+  // Cached: the same answer without another DescribeInstanceTypes.
+  const size_t calls = forms_.size();
+  ASSERT_TRUE(provider_->GetInstanceTypes(pool).ok());
+  EXPECT_EQ(forms_.size(), calls);
+  // The ICE cache moves: re-filtered.
+  ice_.MarkUnavailable("InsufficientInstanceCapacity", "spot", "m5.large", "us-east-1a");
+  catalog = provider_->GetInstanceTypes(pool);
+  for (const cp::Offering& o : (*catalog)[0]->offerings()) {
+    if (o.capacity_type == "spot") {
+      EXPECT_FALSE(o.available);
+    }
+  }
+}
+
 TEST_F(FakeEc2Test, OtherFleetErrorsAreCreateErrors) {
   fleet_response_ =
       R"(<CreateFleetResponse><errorSet><item><errorCode>InvalidParameterValue</errorCode>
