@@ -593,6 +593,11 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
   // The bootstrap inputs shared by every template.
   const awsv1::AMIFamily family =
       awsv1::EffectiveAMIFamily(nc.spec).value_or(awsv1::AMIFamily::kCustom);
+  if (family == awsv1::AMIFamily::kAL2023 && options_.cluster_cidr.empty()) {
+    // nodeadm needs the service CIDR; without it the node could not join.
+    return cp::NodeClassNotReadyError(
+        Cat("EC2NodeClass ", nc.metadata.name, " uses AL2023 but the cluster CIDR is unknown"));
+  }
   BootstrapInputs boot;
   boot.cluster_name = options_.cluster_name;
   boot.cluster_endpoint = options_.cluster_endpoint;

@@ -90,7 +90,7 @@ class AwsCloudProvider final : public ::dovetail::cloudprovider::CloudProvider {
     std::string cluster_name;
     std::string cluster_endpoint;
     std::string cluster_ca_bundle;  // base64
-    std::string cluster_cidr;       // service CIDR (AL2023)
+    std::string cluster_cidr;       // service CIDR; required for AL2023 (else NodeClassNotReady)
     std::string cluster_dns_ip;
     // region and the static files (on-demand fallback prices, rows the API lacks).
     ApiCatalogOptions catalog;

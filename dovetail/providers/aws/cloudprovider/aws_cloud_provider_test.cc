@@ -130,6 +130,7 @@ class FakeEc2Test : public ::testing::Test {
 
     AwsCloudProvider::Options options;
     options.cluster_name = "demo";
+    options.cluster_cidr = "10.100.0.0/16";
     options.catalog.region = "us-east-1";
     auto files = cp::ReadCatalogDirectory(std::string(DOVETAIL_SHARED_DIR_DEFAULT) + "/data/aws");
     ASSERT_TRUE(files.ok()) << files.status();
