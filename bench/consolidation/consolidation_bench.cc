@@ -40,6 +40,7 @@
 //                 replacement added as a new node); until nothing is found or 50 passes. Counters:
 //                 passes, commands, final_cost, vs_repack (final / repack cost), fraction of the
 //                 repacking's savings achieved.
+//   converge/V/N  passes without the 50-pass cap (until nothing is found), N <= 500 and plain/1000
 // Times are wall-clock (manual time); the machine is shared.
 #include <benchmark/benchmark.h>
 
@@ -762,7 +763,7 @@ absl::Status Apply(Model& m, const dis::Command& command, const dis::Simulator& 
   return absl::OkStatus();
 }
 
-void PassesBench(benchmark::State& state, Variant variant, int n) {
+void PassesBench(benchmark::State& state, Variant variant, int n, int max_passes) {
   absl::StatusOr<Entry*> e = Get(variant, n);
   if (!e.ok()) return Fail(state, e.status());
   absl::StatusOr<const Repack*> repack = GetRepack(**e);
@@ -776,7 +777,7 @@ void PassesBench(benchmark::State& state, Variant variant, int n) {
     int passes = 0, commands = 0, multi = 0, disrupted = 0;
     double compute = 0;
     const auto start = std::chrono::steady_clock::now();
-    while (passes < 50) {
+    while (passes < max_passes) {
       ++passes;
       absl::StatusOr<std::unique_ptr<Cluster>> cluster = Build(model, variant);
       if (!cluster.ok()) return Fail(state, cluster.status());
@@ -852,10 +853,17 @@ void Register() {
             ->Iterations(1);
       }
       benchmark::RegisterBenchmark(absl::StrCat("passes", suffix).c_str(),
-                                   [v, n](benchmark::State& s) { PassesBench(s, v, n); })
+                                   [v, n](benchmark::State& s) { PassesBench(s, v, n, 50); })
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond)
           ->Iterations(1);
+      if (v == Variant::kPlain || n <= 500) {
+        benchmark::RegisterBenchmark(absl::StrCat("converge", suffix).c_str(),
+                                     [v, n](benchmark::State& s) { PassesBench(s, v, n, 5000); })
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond)
+            ->Iterations(1);
+      }
     }
   }
 }
