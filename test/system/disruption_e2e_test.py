@@ -76,7 +76,8 @@ OPEN_NOW = '[{nodes: "0", schedule: "0 0 1 1 *", duration: 1h}, {nodes: "2"}]'
 DRIFT_BUDGET = '[{nodes: "1"}]'
 # A requirement the existing nodes do not satisfy (they have no such label): RequirementsDrifted.
 DRIFT_REQUIREMENT = '        - {key: e2e-drift, operator: In, values: [v2]}\n'
-WEB_DRIFT = 10  # scaled up again before the drift so that some nodes hold no protected pod
+WEB_DRIFT = 14  # scaled up again before the drift so that new nodes hold no protected pod
+GUARDED = 1  # the PDB's pod; the do-not-disrupt pod joins it on its node (pod affinity)
 
 
 def deployment(name: str, replicas: int, cpu: str, extra_meta: str = "") -> str:
@@ -110,6 +111,11 @@ metadata:
 spec:
   terminationGracePeriodSeconds: 1
   nodeSelector: {{karpenter.sh/nodepool: {POOL}}}
+  affinity:
+    podAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        - topologyKey: kubernetes.io/hostname
+          labelSelector: {{matchLabels: {{app: guarded}}}}
   containers:
     - name: app
       image: registry.example/app:1
@@ -271,10 +277,10 @@ def main() -> int:
     print(f"controller pid {controller.pid}, log {log_path}")
     try:
         kubectl("apply", "-f", "-", stdin=deployment("web", WEB, "1500m"))
-        kubectl("apply", "-f", "-", stdin=deployment("guarded", 2, "500m"))
+        kubectl("apply", "-f", "-", stdin=deployment("guarded", GUARDED, "500m"))
         kubectl("apply", "-f", "-", stdin=PDB)
         kubectl("apply", "-f", "-", stdin=PINNED)
-        ok = wait_for("every pod Running", lambda: running("web", WEB) and running("guarded", 2) and
+        ok = wait_for("every pod Running", lambda: running("web", WEB) and running("guarded", GUARDED) and
                       running("pinned", 1), process)
         check("the workload runs on nodes Dovetail launched", ok)
         before = {c["metadata"]["name"] for c in pool_claims()}
@@ -318,7 +324,7 @@ def main() -> int:
         check("never more than 2 nodes disrupting at once (budget nodes: \"2\")",
               0 < monitor.max_disrupting <= 2, str(monitor.max_disrupting))
         check("every pod runs after consolidation",
-              running("web", WEB_SCALED) and running("guarded", 2) and running("pinned", 1))
+              running("web", WEB_SCALED) and running("guarded", GUARDED) and running("pinned", 1))
         check("the do-not-disrupt pod and the PDB-guarded pods were never evicted by consolidation",
               uids("guarded") | uids("pinned") == protected_uids)
         blocked = events_for(protected_nodes)
@@ -351,7 +357,7 @@ def main() -> int:
             unprotected_old = [c for c in cs if c["metadata"]["name"] in before_names and
                                c.get("status", {}).get("nodeName") not in protected_nodes]
             return (not unprotected_old and not disrupting() and running("web", WEB_DRIFT) and
-                    running("guarded", 2) and running("pinned", 1))
+                    running("guarded", GUARDED) and running("pinned", 1))
         check("every drifted node without protected pods is replaced and every pod runs",
               wait_for("the drift to complete", drift_done, process, timeout=360))
         monitor.stop()

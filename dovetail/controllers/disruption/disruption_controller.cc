@@ -1,6 +1,7 @@
 #include "dovetail/controllers/disruption/disruption_controller.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,6 +49,19 @@ DisruptionController::DisruptionController(const Dependencies& deps, ControllerO
       pdbs_(deps.client, kube::resources::kPodDisruptionBudgets, {}, options_.informer_options),
       daemon_sets_(deps.client, kube::resources::kDaemonSets, {}, options_.informer_options),
       namespaces_(deps.client, kube::resources::kNamespaces, {}, options_.informer_options) {
+  // Wake the loop early when a NodeClaim may have become a candidate (or stopped being one).
+  std::shared_ptr<std::atomic<bool>> poked = poked_;
+  deps_.informers.node_claims().AddHandler({
+      .on_add = [poked](const auto&) { poked->store(true); },
+      .on_update =
+          [poked](const auto& old, const auto& now) {
+            if (old->status.conditions != now->status.conditions ||
+                old->status.last_pod_event_time != now->status.last_pod_event_time) {
+              poked->store(true);
+            }
+          },
+      .on_delete = [poked](const auto&) { poked->store(true); },
+  });
   if (deps_.metrics != nullptr) {
     decisions_metric_ = &deps_.metrics->NewCounter("karpenter_voluntary_disruption_decisions_total",
                                                    "Number of disruption decisions performed.",
@@ -139,10 +153,25 @@ void DisruptionController::Loop() {
     while (running_.load() && !(deps_.cluster.Synced() && InformersSynced())) {
       if (!Sleep(absl::Milliseconds(50))) return;
     }
-    absl::StatusOr<PassResult> result = RunOnce();
+    poked_->store(false);
+    absl::StatusOr<PassResult> result;
+    {
+      absl::MutexLock lock(&pass_mu_);
+      ValidateDue();
+      result = RunOnceLocked(/*defer_validation=*/true);
+    }
     if (!result.ok()) AddError(result.status());
-    const bool started = result.ok() && !result->started.empty();
-    if (!started && !Sleep(options_.poll_interval)) return;
+    const bool started = result.ok() && (!result->started.empty() || result->deferred > 0);
+    if (started) continue;
+    // Wait for poll_interval, or for a NodeClaim change once min_pass_interval has passed. Ticks
+    // rather than clock reads, so a simulated clock in tests cannot stall the loop.
+    constexpr absl::Duration kTick = absl::Milliseconds(100);
+    for (absl::Duration waited; waited < options_.poll_interval; waited += kTick) {
+      if (!Sleep(kTick)) return;
+      if (waited + kTick >= options_.min_pass_interval && poked_->load()) break;
+      std::optional<absl::Time> due = NextValidationDue();
+      if (due.has_value() && deps_.clock.Now() >= *due) break;
+    }
   }
 }
 
@@ -155,7 +184,10 @@ absl::StatusOr<int> DisruptionController::RemoveStaleMarks() {
   return removed;
 }
 
-absl::StatusOr<ClusterView> DisruptionController::BuildView() {
+absl::StatusOr<ClusterView> DisruptionController::BuildView() { return BuildView({}); }
+
+absl::StatusOr<ClusterView> DisruptionController::BuildView(
+    const absl::flat_hash_set<std::string>& validating_now) {
   if (!deps_.cluster.Synced()) return absl::UnavailableError("cluster state has not synced");
   if (!InformersSynced()) {
     return absl::UnavailableError("NodePool, PDB, DaemonSet or Namespace informer has not synced");
@@ -187,15 +219,19 @@ absl::StatusOr<ClusterView> DisruptionController::BuildView() {
     view.namespace_labels[ns.metadata.name] = ns.metadata.labels;
   });
   view.queued = queue_.Held();
+  absl::MutexLock l(&mu_);
+  for (const std::string& key : validating_) {
+    if (!validating_now.contains(key)) view.queued.insert(key);
+  }
   return view;
 }
 
 absl::StatusOr<PassResult> DisruptionController::RunOnce() {
   absl::MutexLock lock(&pass_mu_);
-  return RunOnceLocked();
+  return RunOnceLocked(/*defer_validation=*/false);
 }
 
-absl::StatusOr<PassResult> DisruptionController::RunOnceLocked() {
+absl::StatusOr<PassResult> DisruptionController::RunOnceLocked(bool defer_validation) {
   ASSIGN_OR_RETURN(ClusterView view, BuildView());
   {
     absl::MutexLock l(&mu_);
@@ -238,46 +274,98 @@ absl::StatusOr<PassResult> DisruptionController::RunOnceLocked() {
     Record(computed->explanations, view);
     if (computed->commands.empty()) continue;
     std::vector<Command> commands = std::move(computed->commands);
+    if (IsConsolidation(method) && defer_validation) {
+      absl::MutexLock l(&mu_);
+      for (const Command& command : commands) {
+        for (const Candidate& c : command.candidates) validating_.insert(c.node.Key());
+      }
+      result.deferred += static_cast<int>(commands.size());
+      deferred_.push_back({.method = method,
+                           .commands = std::move(commands),
+                           .due = deps_.clock.Now() + options_.validation_delay});
+      result.method = method;
+      return result;
+    }
     if (IsConsolidation(method)) {
       commands = Validate(method, std::move(commands), result);
     }
-    for (const Command& command : commands) {
-      absl::StatusOr<std::string> id = queue_.StartCommand(command, view.node_pools);
-      if (!id.ok()) {
-        ++result.rejected;
-        log::Error(
-            kLogger, "failed to start disruption command",
-            {{"method", std::string(MethodName(method))}, {"error", id.status().ToString()}});
-        continue;
-      }
-      result.started.push_back(*id);
-      const std::string summary = command.Summary();
-      if (decisions_metric_ != nullptr) {
-        decisions_metric_->Inc({std::string(command.Decision()), ReasonLabel(reason),
-                                std::string(ConsolidationType(method))});
-      }
-      std::vector<Explanation> disrupted;
-      for (const Candidate& c : command.candidates) {
-        CandidateEvents(c, "Normal", kEventDisruptionDecision,
-                        Cat(MethodName(method), ": ", summary));
-        disrupted.push_back({.node = c.name,
-                             .node_claim = c.node_claim,
-                             .node_pool = c.node_pool,
-                             .method = method,
-                             .disrupted = true,
-                             .event_reason = "",
-                             .message = summary});
-      }
-      Record(disrupted, view);
-    }
+    StartCommands(method, commands, view, result);
     if (!result.started.empty()) {
       result.method = method;
-      absl::MutexLock l(&mu_);
-      stats_.commands_started += static_cast<int64_t>(result.started.size());
       return result;
     }
   }
   return result;
+}
+
+void DisruptionController::StartCommands(Method method, const std::vector<Command>& commands,
+                                         const ClusterView& view, PassResult& result) {
+  const v1::DisruptionReason reason = ReasonOf(method);
+  for (const Command& command : commands) {
+    absl::StatusOr<std::string> id = queue_.StartCommand(command, view.node_pools);
+    if (!id.ok()) {
+      ++result.rejected;
+      log::Error(kLogger, "failed to start disruption command",
+                 {{"method", std::string(MethodName(method))}, {"error", id.status().ToString()}});
+      continue;
+    }
+    result.started.push_back(*id);
+    {
+      absl::MutexLock l(&mu_);
+      ++stats_.commands_started;
+    }
+    const std::string summary = command.Summary();
+    if (decisions_metric_ != nullptr) {
+      decisions_metric_->Inc({std::string(command.Decision()), ReasonLabel(reason),
+                              std::string(ConsolidationType(method))});
+    }
+    std::vector<Explanation> disrupted;
+    for (const Candidate& c : command.candidates) {
+      CandidateEvents(c, "Normal", kEventDisruptionDecision,
+                      Cat(MethodName(method), ": ", summary));
+      disrupted.push_back({.node = c.name,
+                           .node_claim = c.node_claim,
+                           .node_pool = c.node_pool,
+                           .method = method,
+                           .disrupted = true,
+                           .event_reason = "",
+                           .message = summary});
+    }
+    Record(disrupted, view);
+  }
+}
+
+std::optional<absl::Time> DisruptionController::NextValidationDue() const {
+  absl::MutexLock l(&mu_);
+  std::optional<absl::Time> next;
+  for (const Deferred& d : deferred_) {
+    if (!next.has_value() || d.due < *next) next = d.due;
+  }
+  return next;
+}
+
+void DisruptionController::ValidateDue() {
+  std::vector<Deferred> due;
+  {
+    absl::MutexLock l(&mu_);
+    const absl::Time now = deps_.clock.Now();
+    auto it = std::stable_partition(deferred_.begin(), deferred_.end(),
+                                    [now](const Deferred& d) { return d.due > now; });
+    std::move(it, deferred_.end(), std::back_inserter(due));
+    deferred_.erase(it, deferred_.end());
+  }
+  for (Deferred& d : due) {
+    absl::flat_hash_set<std::string> keys;
+    for (const Command& command : d.commands) {
+      for (const Candidate& c : command.candidates) keys.insert(c.node.Key());
+    }
+    PassResult result;
+    absl::StatusOr<ClusterView> fresh = BuildView(keys);
+    std::vector<Command> valid = CheckCommands(d.method, std::move(d.commands), fresh, result);
+    if (fresh.ok()) StartCommands(d.method, valid, *fresh, result);
+    absl::MutexLock l(&mu_);
+    for (const std::string& key : keys) validating_.erase(key);
+  }
 }
 
 std::vector<Command> DisruptionController::Validate(Method method, std::vector<Command> commands,
@@ -299,7 +387,13 @@ std::vector<Command> DisruptionController::Validate(Method method, std::vector<C
       absl::SleepFor(kSyncPoll);
     }
   }
-  absl::StatusOr<ClusterView> fresh = BuildView();
+  return CheckCommands(method, std::move(commands), BuildView(), result);
+}
+
+std::vector<Command> DisruptionController::CheckCommands(Method method,
+                                                         std::vector<Command> commands,
+                                                         const absl::StatusOr<ClusterView>& fresh,
+                                                         PassResult& result) {
   absl::StatusOr<std::unique_ptr<Simulator>> simulator =
       fresh.ok() ? Simulator::Create(*fresh, options_.decisions)
                  : absl::StatusOr<std::unique_ptr<Simulator>>(fresh.status());

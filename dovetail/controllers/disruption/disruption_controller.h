@@ -9,15 +9,20 @@
 //     condition on nodes and NodeClaims that the queue does not hold and that are neither being
 //     deleted nor marked for deletion is removed (a kill -9 between tainting and deleting leaves
 //     them behind); retried every poll_interval until it succeeds;
-//   - then passes (RunOnce) back to back while they start commands, else every poll_interval;
-//     each pass first waits for the cluster state to be synced again (replacement NodeClaims that
-//     have not launched yet hold it).
+//   - then passes (RunOnce) back to back while they start commands, else every poll_interval,
+//     or sooner (but not within min_pass_interval of the previous pass) when a NodeClaim is
+//     added, deleted or changes its conditions or status.lastPodEventTime (a node may have become
+//     Consolidatable, Drifted or empty: upstream waits the whole 10 s); each pass first waits for
+//     the cluster state to be synced again (replacement NodeClaims that have not launched yet
+//     hold it).
 // A pass builds a ClusterView (BuildView: the state snapshot first, then the provisionable pending
 // pods from the shared pod informer, the NodePools with defaults applied and their instance types
 // from deps.cloud, PDBs, DaemonSets, namespace labels and the queue's held keys), creates a
 // Simulator and, for each method in kMethodOrder, builds the BudgetMapping for its reason and
 // calls ComputeCommands. Consolidation and emptiness commands are validated: after
-// validation_delay a fresh view and Simulator are taken and ValidateCommand is asked; a failure
+// validation_delay a fresh view and Simulator are taken and ValidateCommand is asked (in the
+// loop's passes without blocking: the commands wait in a deferred list, their candidates held like
+// queued ones, while later passes go on; Dovetail's, upstream blocks its loop); a failure
 // is a ConsolidationRejected event on the candidates and
 // karpenter_voluntary_disruption_failed_validations_total. Drift commands are not validated.
 // Valid commands go to Queue::StartCommand; the pass stops after the first method that started at
@@ -50,6 +55,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -72,7 +78,9 @@ inline constexpr std::string_view kEventDisruptionDecision = "DisruptionDecision
 inline constexpr std::string_view kEventConsolidationRejected = "ConsolidationRejected";
 
 struct ControllerOptions {
-  absl::Duration poll_interval = absl::Seconds(10);     // a pass that started nothing waits this
+  absl::Duration poll_interval = absl::Seconds(10);  // a pass that started nothing waits this
+  // ... unless a NodeClaim changes (see above), but never less than this between passes.
+  absl::Duration min_pass_interval = absl::Seconds(1);
   absl::Duration validation_delay = absl::Seconds(15);  // before consolidation commands validate
   // After the delay, how long validation waits for the cluster state to be synced again.
   absl::Duration validation_sync_timeout = absl::Minutes(1);
@@ -86,6 +94,7 @@ struct PassResult {
   std::optional<Method> method;      // the method whose commands were started
   std::vector<std::string> started;  // queue command ids
   int rejected = 0;                  // commands that failed validation or StartCommand
+  int deferred = 0;  // commands waiting for their validation (the loop's passes only)
 };
 
 struct ControllerStats {
@@ -121,6 +130,9 @@ class DisruptionController : public Controller {
   // One pass. Errors: Unavailable while the cluster state or the informers have not synced.
   absl::StatusOr<PassResult> RunOnce();
   absl::StatusOr<ClusterView> BuildView();
+  // As BuildView, but the candidates of deferred validations other than `validating_now` count as
+  // queued (they are neither candidates again nor free budget).
+  absl::StatusOr<ClusterView> BuildView(const absl::flat_hash_set<std::string>& validating_now);
 
   // The latest Explanation per node name (copy).
   absl::flat_hash_map<std::string, Explanation> explanations() const;
@@ -132,10 +144,21 @@ class DisruptionController : public Controller {
 
  private:
   void Loop();
-  absl::StatusOr<PassResult> RunOnceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  // One pass; with `defer_validation` (the loop), consolidation and emptiness commands are parked
+  // until their validation is due instead of blocking the pass for validation_delay.
+  absl::StatusOr<PassResult> RunOnceLocked(bool defer_validation)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
   bool InformersSynced() const;
   // Validates `commands` after the delay; returns the valid ones.
   std::vector<Command> Validate(Method method, std::vector<Command> commands, PassResult& result);
+  // Validates `commands` against `fresh` now; returns the valid ones (rejections are reported).
+  std::vector<Command> CheckCommands(Method method, std::vector<Command> commands,
+                                     const absl::StatusOr<ClusterView>& fresh, PassResult& result);
+  void StartCommands(Method method, const std::vector<Command>& commands, const ClusterView& view,
+                     PassResult& result);
+  // Validates and starts the deferred commands whose validation is due.
+  void ValidateDue() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  std::optional<absl::Time> NextValidationDue() const;
   void Record(const std::vector<Explanation>& explanations, const ClusterView& view);
   void CandidateEvents(const Candidate& candidate, std::string_view type, std::string_view reason,
                        const std::string& note);
@@ -161,7 +184,17 @@ class DisruptionController : public Controller {
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Explanation> explanations_ ABSL_GUARDED_BY(mu_);
   ControllerStats stats_ ABSL_GUARDED_BY(mu_);
+  struct Deferred {
+    Method method;
+    std::vector<Command> commands;
+    absl::Time due;
+  };
+  std::vector<Deferred> deferred_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::string> validating_ ABSL_GUARDED_BY(mu_);  // their candidates' keys
 
+  // Set by the NodeClaim handler (which the shared informer keeps after this object is gone),
+  // taken by the loop.
+  std::shared_ptr<std::atomic<bool>> poked_ = std::make_shared<std::atomic<bool>>(false);
   std::atomic<bool> running_{false};
   std::unique_ptr<absl::Notification> stop_;
   std::thread thread_;
