@@ -1,0 +1,262 @@
+#include "dovetail/providers/aws/interruption/interruption_controller.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dovetail/common/log.h"
+#include "dovetail/kube/errors.h"
+#include "dovetail/kube/event_recorder.h"
+#include "dovetail/kube/resource.h"
+#include "dovetail/kube/typed_client.h"
+#include "nlohmann/json.hpp"
+
+namespace dovetail::providers::aws::interruption {
+namespace {
+
+constexpr std::string_view kLogger = "interruption";
+constexpr std::string_view kCapacityTypeLabel = "karpenter.sh/capacity-type";
+constexpr std::string_view kInstanceTypeLabel = "node.kubernetes.io/instance-type";
+constexpr std::string_view kZoneLabel = "topology.kubernetes.io/zone";
+
+metrics::Counter* ReceivedCounter(metrics::Registry* r) {
+  if (r == nullptr) return nullptr;
+  return &r->NewCounter("karpenter_interruption_received_messages_total",
+                        "Interruption messages received from the queue, by message type.",
+                        {"message_type"});
+}
+metrics::Counter* DeletedCounter(metrics::Registry* r) {
+  if (r == nullptr) return nullptr;
+  return &r->NewCounter("karpenter_interruption_deleted_messages_total",
+                        "Interruption messages deleted from the queue.");
+}
+metrics::Histogram* QueueDuration(metrics::Registry* r) {
+  if (r == nullptr) return nullptr;
+  return &r->NewHistogram("karpenter_interruption_message_queue_duration_seconds",
+                          "Time from a message's arrival in the queue to its deletion.", {},
+                          metrics::DurationBuckets());
+}
+
+std::string Label(const state::StateNode& node, std::string_view key) {
+  const apis::core::StringMap labels = node.Labels();
+  auto it = labels.find(key);
+  return it == labels.end() ? "" : it->second;
+}
+
+}  // namespace
+
+InterruptionController::InterruptionController(const controllers::Dependencies& deps,
+                                               SqsClient& sqs, UnavailableOfferings* unavailable,
+                                               ControllerOptions options)
+    : deps_(deps), sqs_(sqs), unavailable_(unavailable), options_(std::move(options)) {
+  // Register the metrics up front so that they are exposed (at zero) before the first message.
+  ReceivedCounter(deps_.metrics);
+  DeletedCounter(deps_.metrics);
+  QueueDuration(deps_.metrics);
+}
+
+InterruptionController::~InterruptionController() { Stop(); }
+
+void InterruptionController::Start() {
+  if (thread_ != nullptr) return;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = false;
+  }
+  thread_ = std::make_unique<std::thread>([this] { Loop(); });
+}
+
+void InterruptionController::Stop() {
+  if (thread_ == nullptr) return;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  thread_->join();  // at most one long poll (receive.wait_time) away
+  thread_.reset();
+}
+
+bool InterruptionController::Wait(absl::Duration d) {
+  absl::MutexLock lock(&mu_);
+  const bool* stopping = &stopping_;
+  mu_.AwaitWithTimeout(absl::Condition(stopping), d);
+  return !stopping_;
+}
+
+void InterruptionController::Loop() {
+  absl::Duration backoff = options_.min_backoff;
+  auto fail = [&](std::string_view what, const absl::Status& status) {
+    log::Error(kLogger, what,
+               {{"queue", options_.queue_name},
+                {"error", std::string(status.message())},
+                {"retryIn", absl::FormatDuration(backoff)}});
+    const bool go_on = Wait(backoff);
+    backoff = std::min(backoff * 2, options_.max_backoff);
+    return go_on;
+  };
+  log::Info(kLogger, "starting", {{"queue", options_.queue_name}});
+  while (Wait(absl::ZeroDuration())) {
+    if (queue_url_.empty()) {
+      absl::StatusOr<std::string> url = sqs_.GetQueueUrl(options_.queue_name);
+      if (!url.ok()) {
+        if (!fail("cannot find the interruption queue", url.status())) break;
+        continue;
+      }
+      queue_url_ = *url;
+    }
+    absl::StatusOr<std::vector<SqsMessage>> messages =
+        sqs_.ReceiveMessage(queue_url_, options_.receive);
+    if (!messages.ok()) {
+      if (absl::IsNotFound(messages.status())) queue_url_.clear();  // re-created queue
+      if (!fail("cannot receive interruption messages", messages.status())) break;
+      continue;
+    }
+    backoff = options_.min_backoff;
+    for (const SqsMessage& m : *messages) {
+      if (!Handle(m)) continue;  // back after its visibility timeout
+      if (absl::Status s = sqs_.DeleteMessage(queue_url_, m.receipt_handle); !s.ok()) {
+        log::Error(kLogger, "cannot delete an interruption message",
+                   {{"messageId", m.message_id}, {"error", std::string(s.message())}});
+        continue;
+      }
+      if (auto* c = DeletedCounter(deps_.metrics)) c->Inc();
+      if (auto* h = QueueDuration(deps_.metrics); h != nullptr && m.sent != absl::InfinitePast()) {
+        h->Observe({}, absl::ToDoubleSeconds(deps_.clock.Now() - m.sent));
+      }
+    }
+  }
+  log::Info(kLogger, "stopped", {{"queue", options_.queue_name}});
+}
+
+bool InterruptionController::Handle(const SqsMessage& sqs_message) {
+  const InterruptionMessage message = ParseInterruptionMessage(sqs_message.body);
+  if (auto* c = ReceivedCounter(deps_.metrics)) {
+    c->Inc({std::string(InterruptionKindName(message.kind))});
+  }
+  if (!message.actionable()) {
+    log::Info(kLogger, "deleting a message that is not an interruption event",
+              {{"messageId", sqs_message.message_id},
+               {"kind", std::string(InterruptionKindName(message.kind))},
+               {"reason", message.reason}});
+    return true;
+  }
+  // Instance id -> the managed node, from the cluster state.
+  std::map<std::string, state::StateNode> by_instance;
+  for (state::StateNode& node : deps_.cluster.Nodes()) {
+    if (!node.Managed()) continue;
+    std::string id = InstanceIdFromProviderId(node.ProviderId());
+    if (!id.empty()) by_instance.emplace(std::move(id), std::move(node));
+  }
+  bool ok = true;
+  for (const std::string& instance_id : message.instance_ids) {
+    auto it = by_instance.find(instance_id);
+    if (it == by_instance.end()) {
+      log::Debug(
+          kLogger, "no NodeClaim for the instance",
+          {{"instanceId", instance_id}, {"kind", std::string(InterruptionKindName(message.kind))}});
+      continue;
+    }
+    if (absl::Status s = ActOn(message, instance_id, it->second); !s.ok()) {
+      log::Error(kLogger, "cannot act on an interruption message",
+                 {{"messageId", sqs_message.message_id},
+                  {"instanceId", instance_id},
+                  {"error", std::string(s.message())}});
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+absl::Status InterruptionController::ActOn(const InterruptionMessage& message,
+                                           const std::string& instance_id,
+                                           const state::StateNode& node) {
+  const apis::v1::NodeClaim& claim = *node.node_claim;
+  const std::string pool = node.NodePool();
+  const Action action = DecideAction(
+      message, message.kind == InterruptionKind::kRebalanceRecommendation ? RebalancePolicy(pool)
+                                                                          : std::string());
+  const std::string kind(InterruptionKindName(message.kind));
+  log::Info(kLogger, "interruption",
+            {{"kind", kind},
+             {"instanceId", instance_id},
+             {"nodeClaim", claim.metadata.name},
+             {"node", node.node != nullptr ? node.Name() : std::string()},
+             {"action", action.delete_node_claim ? "delete" : "none"}});
+  if (!action.event_reason.empty()) {
+    const kube::ObjectReference ref{"karpenter.sh/v1", "NodeClaim", "", claim.metadata.name,
+                                    claim.metadata.uid};
+    (void)deps_.events.Record(ref, "Warning", action.event_reason, "Interruption",
+                              action.event_message);
+    if (node.node != nullptr) {
+      const kube::ObjectReference node_ref{"v1", "Node", "", node.Name(), ""};
+      (void)deps_.events.Record(node_ref, "Warning", action.event_reason, "Interruption",
+                                action.event_message);
+    }
+  }
+  if (action.mark_spot_unavailable && unavailable_ != nullptr &&
+      Label(node, kCapacityTypeLabel) == "spot") {
+    const std::string type = Label(node, kInstanceTypeLabel);
+    const std::string zone = Label(node, kZoneLabel);
+    if (!type.empty() && !zone.empty()) {
+      unavailable_->MarkUnavailable("SpotInterruption", "spot", type, zone);
+    }
+  }
+  if (action.taint_rebalance && node.node != nullptr) {
+    if (absl::Status s = TaintNode(node.Name()); !s.ok()) return s;
+  }
+  if (action.delete_node_claim && !node.Deleting()) {
+    kube::DeleteOptions options;
+    if (!claim.metadata.uid.empty()) options.precondition_uid = claim.metadata.uid;
+    absl::StatusOr<std::string> deleted =
+        deps_.client.Delete(kube::resources::kNodeClaims, "", claim.metadata.name, options);
+    // Gone (or replaced by another object of that name: a precondition Conflict) is done.
+    if (!deleted.ok() && !kube::IsNotFound(deleted.status()) &&
+        !kube::IsConflict(deleted.status())) {
+      return deleted.status();
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string InterruptionController::RebalancePolicy(const std::string& node_pool) {
+  if (node_pool.empty()) return "";
+  absl::StatusOr<std::string> body = deps_.client.Get(kube::resources::kNodePools, "", node_pool);
+  if (!body.ok()) return "";
+  absl::StatusOr<nlohmann::json> json = kube::ParseJsonBody(*body);
+  if (!json.ok()) return "";
+  const nlohmann::json* annotations = nullptr;
+  if (auto m = json->find("metadata"); m != json->end() && m->is_object()) {
+    if (auto a = m->find("annotations"); a != m->end() && a->is_object()) annotations = &*a;
+  }
+  if (annotations == nullptr) return "";
+  auto v = annotations->find(std::string(kRebalancePolicyAnnotation));
+  if (v == annotations->end() || !v->is_string()) return "";
+  return v->get<std::string>();
+}
+
+absl::Status InterruptionController::TaintNode(const std::string& node_name) {
+  absl::StatusOr<std::string> body = deps_.client.Get(kube::resources::kNodes, "", node_name);
+  if (!body.ok()) return kube::IsNotFound(body.status()) ? absl::OkStatus() : body.status();
+  absl::StatusOr<nlohmann::json> node = kube::ParseJsonBody(*body);
+  if (!node.ok()) return node.status();
+  nlohmann::json taints = nlohmann::json::array();
+  if (auto spec = node->find("spec"); spec != node->end() && spec->is_object()) {
+    if (auto t = spec->find("taints"); t != spec->end() && t->is_array()) taints = *t;
+  }
+  for (const nlohmann::json& t : taints) {
+    if (t.is_object() && t.value("key", "") == kRebalanceTaintKey) return absl::OkStatus();
+  }
+  taints.push_back({{"key", std::string(kRebalanceTaintKey)}, {"effect", "PreferNoSchedule"}});
+  nlohmann::json patch = {
+      {"metadata", {{"resourceVersion", (*node)["metadata"].value("resourceVersion", "")}}},
+      {"spec", {{"taints", taints}}}};
+  absl::StatusOr<std::string> patched = deps_.client.Patch(kube::resources::kNodes, "", node_name,
+                                                           kube::PatchType::kMerge, patch.dump());
+  if (!patched.ok()) return patched.status();
+  return absl::OkStatus();
+}
+
+}  // namespace dovetail::providers::aws::interruption
