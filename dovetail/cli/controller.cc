@@ -20,6 +20,10 @@ struct ControllerFlags {
   std::string kubeconfig;
   std::string cloud_provider;
   std::string kwok_catalog;
+  std::string cluster_name;
+  std::string cluster_endpoint;
+  std::string interruption_queue;
+  std::string aws_region;
   std::string batch_idle;
   std::string batch_max;
   std::string feature_gates;
@@ -38,6 +42,10 @@ int RunController(const ControllerFlags& flags) {
   if (!flags.kubeconfig.empty()) options->kubeconfig = flags.kubeconfig;
   if (!flags.cloud_provider.empty()) options->cloud_provider = flags.cloud_provider;
   if (!flags.kwok_catalog.empty()) options->kwok_catalog = flags.kwok_catalog;
+  if (!flags.cluster_name.empty()) options->cluster_name = flags.cluster_name;
+  if (!flags.cluster_endpoint.empty()) options->cluster_endpoint = flags.cluster_endpoint;
+  if (!flags.interruption_queue.empty()) options->interruption_queue = flags.interruption_queue;
+  if (!flags.aws_region.empty()) options->aws_region = flags.aws_region;
   if (!flags.log_level.empty()) options->log_level = flags.log_level;
   if (flags.disable_leader_election) options->disable_leader_election = true;
   if (flags.metrics_port != -2) options->metrics_port = flags.metrics_port;
@@ -98,7 +106,14 @@ void RegisterControllerCommand(CLI::App& app, ExitCode& exit_code) {
   cmd->add_option("--kubeconfig", flags->kubeconfig,
                   "kubeconfig file (default: $KUBECONFIG, "
                   "in-cluster, ~/.kube/config)");
-  cmd->add_option("--cloud-provider", flags->cloud_provider, "cloud provider: kwok");
+  cmd->add_option("--cloud-provider", flags->cloud_provider,
+                  "DOVETAIL_CLOUD_PROVIDER: kwok (default) or aws");
+  cmd->add_option("--cluster-name", flags->cluster_name, "CLUSTER_NAME (required for aws)");
+  cmd->add_option("--cluster-endpoint", flags->cluster_endpoint, "CLUSTER_ENDPOINT (aws)");
+  cmd->add_option("--interruption-queue", flags->interruption_queue,
+                  "INTERRUPTION_QUEUE: SQS queue name (aws; default: no interruption handling)");
+  cmd->add_option("--aws-region", flags->aws_region,
+                  "AWS region (default: AWS_REGION, AWS_DEFAULT_REGION, then IMDS)");
   cmd->add_option("--kwok-catalog", flags->kwok_catalog,
                   "instance-type catalog directory for the kwok provider (default: synthetic)");
   cmd->add_option("--batch-idle-duration", flags->batch_idle, "BATCH_IDLE_DURATION (default 1s)");

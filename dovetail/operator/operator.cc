@@ -13,6 +13,7 @@
 #include "dovetail/common/version.h"
 #include "dovetail/controllers/disruption/disruption_controller.h"
 #include "dovetail/kube/config.h"
+#include "dovetail/operator/aws.h"
 
 namespace dovetail::op {
 namespace {
@@ -54,20 +55,32 @@ absl::StatusOr<std::unique_ptr<Operator>> Operator::Create(const Options& option
   op->informers_ = std::make_unique<state::ClusterInformers>(*op->client_, *op->cluster_);
 
   // Cloud provider.
-  auto catalog = options.kwok_catalog.empty()
-                     ? cloudprovider::kwok::SyntheticCatalog()
-                     : cloudprovider::kwok::LoadCatalog(options.kwok_catalog);
-  if (!catalog.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("kwok instance-type catalog: ", catalog.status().message()));
+  cloudprovider::CloudProvider* cloud = nullptr;
+  if (options.cloud_provider == "aws") {
+    auto stack = BuildAwsStack(options, *op->client_, op->clock_);
+    if (!stack.ok()) return stack.status();
+    op->aws_ = *std::move(stack);
+    cloud = &op->aws_->cloud();
+  } else {
+    auto catalog = options.kwok_catalog.empty()
+                       ? cloudprovider::kwok::SyntheticCatalog()
+                       : cloudprovider::kwok::LoadCatalog(options.kwok_catalog);
+    if (!catalog.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("kwok instance-type catalog: ", catalog.status().message()));
+    }
+    op->cloud_ =
+        std::make_unique<cloudprovider::kwok::KwokCloudProvider>(*op->client_, std::move(*catalog));
+    cloud = op->cloud_.get();
   }
-  op->cloud_ =
-      std::make_unique<cloudprovider::kwok::KwokCloudProvider>(*op->client_, std::move(*catalog));
 
   op->deps_ = std::make_unique<controllers::Dependencies>(
-      controllers::Dependencies{*op->client_, *op->cluster_, *op->informers_, *op->cloud_,
-                                op->clock_, *op->events_, &op->metrics_});
+      controllers::Dependencies{*op->client_, *op->cluster_, *op->informers_, *cloud, op->clock_,
+                                *op->events_, &op->metrics_});
   op->controllers_ = BuildControllers(*op->deps_, options);
+  if (op->aws_ != nullptr) {
+    for (auto& c : op->aws_->Controllers(*op->deps_)) op->controllers_.push_back(std::move(c));
+  }
   op->metrics_.NewGauge("karpenter_build_info", "Build information.", {"version", "commit"})
       .Set({std::string(GetBuildInfo().version), std::string(GetBuildInfo().commit)}, 1);
 

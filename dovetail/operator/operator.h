@@ -30,6 +30,7 @@
 #include "dovetail/kube/rest_client.h"
 #include "dovetail/metrics/registry.h"
 #include "dovetail/metrics/server.h"
+#include "dovetail/operator/aws.h"
 #include "dovetail/operator/options.h"
 #include "dovetail/state/cluster.h"
 #include "dovetail/state/cluster_informers.h"
@@ -85,7 +86,8 @@ class Operator {
   std::unique_ptr<kube::EventRecorder> events_;
   std::unique_ptr<state::Cluster> cluster_;
   std::unique_ptr<state::ClusterInformers> informers_;
-  std::unique_ptr<cloudprovider::CloudProvider> cloud_;
+  std::unique_ptr<AwsStack> aws_;  // --cloud-provider aws: the clients and the provider
+  std::unique_ptr<cloudprovider::CloudProvider> cloud_;  // kwok
   std::unique_ptr<controllers::Dependencies> deps_;
   std::vector<std::unique_ptr<controllers::Controller>> controllers_;
   std::unique_ptr<kube::LeaderElector> elector_;

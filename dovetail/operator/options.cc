@@ -68,6 +68,11 @@ absl::StatusOr<Options> OptionsFromEnvironment(
   str("CLUSTER_NAME", o.cluster_name);
   str("DOVETAIL_CLOUD_PROVIDER", o.cloud_provider);
   str("DOVETAIL_KWOK_CATALOG", o.kwok_catalog);
+  str("CLUSTER_ENDPOINT", o.cluster_endpoint);
+  str("CLUSTER_CA_BUNDLE", o.cluster_ca_bundle);
+  str("DOVETAIL_CLUSTER_CIDR", o.cluster_cidr);
+  str("INTERRUPTION_QUEUE", o.interruption_queue);
+  str("DOVETAIL_AWS_CATALOG", o.aws_catalog);
   str("PREFERENCE_POLICY", o.preference_policy);
   str("MIN_VALUES_POLICY", o.min_values_policy);
   str("LEADER_ELECTION_NAME", o.leader_election_name);
@@ -109,9 +114,12 @@ absl::StatusOr<Options> OptionsFromEnvironment() {
 }
 
 absl::Status Validate(const Options& o) {
-  if (o.cloud_provider != "kwok") {
+  if (o.cloud_provider != "kwok" && o.cloud_provider != "aws") {
     return Bad("DOVETAIL_CLOUD_PROVIDER", o.cloud_provider,
-               "unknown cloud provider (this build supports: kwok)");
+               "unknown cloud provider (this build supports: kwok, aws)");
+  }
+  if (o.cloud_provider == "aws" && o.cluster_name.empty()) {
+    return absl::InvalidArgumentError("CLUSTER_NAME is required for the aws cloud provider");
   }
   if (o.preference_policy != "Respect" && o.preference_policy != "Ignore") {
     return Bad("PREFERENCE_POLICY", o.preference_policy, "must be Respect or Ignore");

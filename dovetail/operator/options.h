@@ -18,8 +18,16 @@ namespace dovetail::op {
 struct Options {
   std::string kubeconfig;               // KUBECONFIG; "" = in-cluster, then ~/.kube/config
   std::string cluster_name;             // CLUSTER_NAME
-  std::string cloud_provider = "kwok";  // DOVETAIL_CLOUD_PROVIDER: kwok (aws: issue 7)
+  std::string cloud_provider = "kwok";  // DOVETAIL_CLOUD_PROVIDER: kwok | aws
   std::string kwok_catalog;             // DOVETAIL_KWOK_CATALOG: catalog directory; "" = synthetic
+  // aws only (reference §3.1; the AWS clients read AWS_REGION, AWS_ENDPOINT_URL*, credentials
+  // and IMDS settings from the environment themselves).
+  std::string cluster_endpoint;    // CLUSTER_ENDPOINT: the API endpoint nodes join
+  std::string cluster_ca_bundle;   // CLUSTER_CA_BUNDLE: base64 CA for nodes
+  std::string cluster_cidr;        // DOVETAIL_CLUSTER_CIDR: service CIDR (AL2023 user data)
+  std::string interruption_queue;  // INTERRUPTION_QUEUE: SQS queue name; "" = no interruption
+  std::string aws_region;          // --aws-region; "" = AWS_REGION, AWS_DEFAULT_REGION, IMDS
+  std::string aws_catalog;         // DOVETAIL_AWS_CATALOG: static price/type files; "" = none
   absl::Duration batch_idle_duration = absl::Seconds(1);  // BATCH_IDLE_DURATION
   absl::Duration batch_max_duration = absl::Seconds(10);  // BATCH_MAX_DURATION
   std::string preference_policy = "Respect";              // PREFERENCE_POLICY: Respect | Ignore
@@ -48,7 +56,8 @@ absl::StatusOr<Options> OptionsFromEnvironment();
 // gates this build does not know). Errors: InvalidArgument for a malformed entry.
 absl::Status ParseFeatureGates(const std::string& text, std::map<std::string, bool>& gates);
 
-// Checks values that have a fixed set (policies, cloud provider, log level), and durations.
+// Checks values that have a fixed set (policies, cloud provider, log level), and durations;
+// CLUSTER_NAME is required for aws.
 absl::Status Validate(const Options& options);
 
 }  // namespace dovetail::op

@@ -86,5 +86,20 @@ TEST(OptionsTest, ValidateRejectsUnknownPoliciesAndInvertedBatchWindows) {
   EXPECT_THAT(Validate(o).message(), HasSubstr("unknown cloud provider"));
 }
 
+TEST(OptionsTest, AwsNeedsAClusterNameAndReadsItsSettings) {
+  auto o = FromEnv({{"DOVETAIL_CLOUD_PROVIDER", "aws"},
+                    {"CLUSTER_ENDPOINT", "https://example.eks.amazonaws.com"},
+                    {"INTERRUPTION_QUEUE", "dovetail-it"}});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->cloud_provider, "aws");
+  EXPECT_EQ(o->cluster_endpoint, "https://example.eks.amazonaws.com");
+  EXPECT_EQ(o->interruption_queue, "dovetail-it");
+  EXPECT_THAT(Validate(*o).message(), HasSubstr("CLUSTER_NAME"));
+  o->cluster_name = "prod";
+  EXPECT_TRUE(Validate(*o).ok());
+  EXPECT_EQ(Options{}.cloud_provider, "kwok");
+  EXPECT_TRUE(Options{}.interruption_queue.empty());
+}
+
 }  // namespace
 }  // namespace dovetail::op

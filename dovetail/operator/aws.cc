@@ -1,0 +1,155 @@
+#include "dovetail/operator/aws.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "dovetail/cloudprovider/aws_catalog.h"
+#include "dovetail/common/log.h"
+#include "dovetail/providers/aws/aws_client.h"
+#include "dovetail/providers/aws/cloudprovider/aws_cloud_provider.h"
+#include "dovetail/providers/aws/ec2_client.h"
+#include "dovetail/providers/aws/endpoints.h"
+#include "dovetail/providers/aws/env.h"
+#include "dovetail/providers/aws/errors.h"
+#include "dovetail/providers/aws/http_transport.h"
+#include "dovetail/providers/aws/iam_client.h"
+#include "dovetail/providers/aws/interruption/interruption_controller.h"
+#include "dovetail/providers/aws/nodeclass/nodeclass_controller.h"
+#include "dovetail/providers/aws/pricing_client.h"
+#include "dovetail/providers/aws/region.h"
+#include "dovetail/providers/aws/sqs_client.h"
+#include "dovetail/providers/aws/ssm_client.h"
+#include "dovetail/providers/aws/unavailable_offerings.h"
+#include "dovetail/providers/aws/web_identity_credentials.h"
+
+namespace dovetail::op {
+namespace {
+
+namespace aws = ::dovetail::providers::aws;
+constexpr std::string_view kLogger = "operator.aws";
+
+class AwsStackImpl final : public AwsStack {
+ public:
+  AwsStackImpl(const Options& options, const Clock& clock)
+      : options_(options), clock_(clock), unavailable_(clock) {}
+
+  absl::Status Init(kube::Client& client) {
+    const aws::EnvLookup env = aws::ProcessEnv();
+    aws::ImdsClient imds(transport_, aws::ImdsClient::Options{}, env);
+    absl::StatusOr<std::string> region = aws::ResolveRegion(options_.aws_region, env, &imds);
+    if (!region.ok()) return region.status();
+    region_ = *region;
+    log::Info(kLogger, "region", {{"region", region_}});
+
+    absl::StatusOr<std::unique_ptr<aws::AwsClient>> sts =
+        NewClient(aws::kSts, /*json=*/false, /*signed_client=*/false, env);
+    if (!sts.ok()) return sts.status();
+    sts_ = *std::move(sts);
+    credentials_ = aws::DefaultCredentialsChain(*sts_, clock_, env);
+
+    auto make = [&](const aws::ServiceInfo& s, bool json,
+                    std::unique_ptr<aws::AwsClient>& out) -> absl::Status {
+      absl::StatusOr<std::unique_ptr<aws::AwsClient>> c = NewClient(s, json, true, env);
+      if (!c.ok()) return c.status();
+      out = *std::move(c);
+      return absl::OkStatus();
+    };
+    if (auto s = make(aws::kEc2, false, ec2_raw_); !s.ok()) return s;
+    if (auto s = make(aws::kSsm, true, ssm_raw_); !s.ok()) return s;
+    if (auto s = make(aws::kIam, false, iam_raw_); !s.ok()) return s;
+    if (auto s = make(aws::kSqs, true, sqs_raw_); !s.ok()) return s;
+    if (auto s = make(aws::kPricing, true, pricing_raw_); !s.ok()) return s;
+    ec2_ = std::make_unique<aws::Ec2Client>(*ec2_raw_);
+    ssm_ = std::make_unique<aws::SsmClient>(*ssm_raw_);
+    iam_ = std::make_unique<aws::IamClient>(*iam_raw_);
+    sqs_ = std::make_unique<aws::SqsClient>(*sqs_raw_);
+    pricing_ = std::make_unique<aws::PricingClient>(*pricing_raw_);
+
+    aws::AwsCloudProvider::Options po;
+    po.cluster_name = options_.cluster_name;
+    po.cluster_endpoint = options_.cluster_endpoint;
+    po.cluster_ca_bundle = options_.cluster_ca_bundle;
+    po.cluster_cidr = options_.cluster_cidr;
+    po.catalog.region = region_;
+    if (!options_.aws_catalog.empty()) {
+      absl::StatusOr<cloudprovider::CatalogFiles> files =
+          cloudprovider::ReadCatalogDirectory(options_.aws_catalog);
+      if (!files.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("DOVETAIL_AWS_CATALOG: ", files.status().message()));
+      }
+      po.catalog.static_files = *std::move(files);
+    }
+    cloud_ = std::make_unique<aws::AwsCloudProvider>(
+        aws::AwsCloudProvider::Dependencies{.ec2 = *ec2_,
+                                            .pricing = pricing_.get(),
+                                            .unavailable = unavailable_,
+                                            .clock = clock_,
+                                            .get_node_class = aws::NodeClassGetterFromKube(client)},
+        std::move(po));
+    return absl::OkStatus();
+  }
+
+  cloudprovider::CloudProvider& cloud() override { return *cloud_; }
+
+  std::vector<std::unique_ptr<controllers::Controller>> Controllers(
+      const controllers::Dependencies& deps) override {
+    std::vector<std::unique_ptr<controllers::Controller>> out;
+    aws::nodeclass::NodeClassOptions nco;
+    nco.cluster_name = options_.cluster_name;
+    nco.region = region_;
+    out.push_back(
+        std::make_unique<aws::nodeclass::NodeClassController>(deps, *ec2_, *ssm_, *iam_, nco));
+    if (!options_.interruption_queue.empty()) {
+      aws::interruption::ControllerOptions io;
+      io.queue_name = options_.interruption_queue;
+      out.push_back(std::make_unique<aws::interruption::InterruptionController>(
+          deps, *sqs_, &unavailable_, std::move(io)));
+    }
+    return out;
+  }
+
+ private:
+  absl::StatusOr<std::unique_ptr<aws::AwsClient>> NewClient(const aws::ServiceInfo& service,
+                                                            bool json, bool signed_client,
+                                                            const aws::EnvLookup& env) {
+    absl::StatusOr<std::string> endpoint = aws::ResolveEndpoint(service, region_, {}, env);
+    if (!endpoint.ok()) return endpoint.status();
+    aws::AwsClient::Options o;
+    o.service = service;
+    o.region = aws::SigningRegion(service, region_);
+    o.endpoint = *endpoint;
+    if (json) o.parse_error = aws::ParseJsonError;
+    return std::make_unique<aws::AwsClient>(
+        aws::AwsClient::Dependencies{.transport = transport_,
+                                     .credentials = signed_client ? credentials_.get() : nullptr,
+                                     .clock = clock_},
+        std::move(o));
+  }
+
+  const Options options_;
+  const Clock& clock_;
+  aws::HttpTransport transport_;
+  std::string region_;
+  std::unique_ptr<aws::AwsClient> sts_;
+  std::unique_ptr<aws::CredentialsProvider> credentials_;
+  std::unique_ptr<aws::AwsClient> ec2_raw_, ssm_raw_, iam_raw_, sqs_raw_, pricing_raw_;
+  std::unique_ptr<aws::Ec2Client> ec2_;
+  std::unique_ptr<aws::SsmClient> ssm_;
+  std::unique_ptr<aws::IamClient> iam_;
+  std::unique_ptr<aws::SqsClient> sqs_;
+  std::unique_ptr<aws::PricingClient> pricing_;
+  aws::UnavailableOfferings unavailable_;
+  std::unique_ptr<aws::AwsCloudProvider> cloud_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AwsStack>> BuildAwsStack(const Options& options,
+                                                        kube::Client& client, const Clock& clock) {
+  auto stack = std::make_unique<AwsStackImpl>(options, clock);
+  if (absl::Status s = stack->Init(client); !s.ok()) return s;
+  return stack;
+}
+
+}  // namespace dovetail::op

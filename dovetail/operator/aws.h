@@ -1,0 +1,34 @@
+// `--cloud-provider aws`: the AWS clients (endpoints from the environment, region from the
+// setting / environment / IMDS, the SDKs' default credentials chain), the AwsCloudProvider, the
+// EC2NodeClass controller and, when INTERRUPTION_QUEUE is set, the interruption controller.
+// Internal to the operator.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dovetail/cloudprovider/cloud_provider.h"
+#include "dovetail/common/clock.h"
+#include "dovetail/controllers/controller.h"
+#include "dovetail/kube/client.h"
+#include "dovetail/operator/options.h"
+
+namespace dovetail::op {
+
+// Owns the AWS clients; must outlive the cloud provider and the controllers built from it.
+class AwsStack {
+ public:
+  virtual ~AwsStack() = default;
+  virtual cloudprovider::CloudProvider& cloud() = 0;
+  // The AWS controllers (node class, interruption when a queue is set) on `deps`.
+  virtual std::vector<std::unique_ptr<controllers::Controller>> Controllers(
+      const controllers::Dependencies& deps) = 0;
+};
+
+// Errors: NotFound when no region is found; InvalidArgument for a bad endpoint override or
+// unreadable static catalog files.
+absl::StatusOr<std::unique_ptr<AwsStack>> BuildAwsStack(const Options& options,
+                                                        kube::Client& client, const Clock& clock);
+
+}  // namespace dovetail::op
