@@ -1,0 +1,248 @@
+// The interruption controller against moto SQS and a real kube-apiserver with the CRDs of
+// charts/dovetail/crds: a NodeClaim (status.providerID aws:///us-east-1a/<id>, spot labels) and
+// its Node; a spot interruption EventBridge event for that instance sent to the queue deletes the
+// NodeClaim, marks the spot offering unavailable and leaves the queue empty; a garbage body and
+// an event for an unknown instance are deleted without action while the loop keeps going.
+//
+// The API server is shared with other integration tests: every assertion is about this test's
+// objects; moto is this test's own.
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "dovetail/controllers/controller.h"
+#include "dovetail/kube/client.h"
+#include "dovetail/kube/errors.h"
+#include "dovetail/kube/event_recorder.h"
+#include "dovetail/kube/rest_client.h"
+#include "dovetail/metrics/registry.h"
+#include "dovetail/providers/aws/interruption/interruption_controller.h"
+#include "dovetail/providers/aws/sqs_client.h"
+#include "dovetail/providers/aws/unavailable_offerings.h"
+#include "dovetail/state/cluster.h"
+#include "dovetail/state/cluster_informers.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test/integration/aws/moto_env.h"
+#include "test/integration/kube/test_env.h"
+
+namespace dovetail::providers::aws::interruption {
+namespace {
+
+using kube::testing::UniqueName;
+using kube::testing::WaitFor;
+
+// The controller never calls the cloud provider; Dependencies needs one.
+class NoCloud final : public cloudprovider::CloudProvider {
+ public:
+  absl::StatusOr<apis::v1::NodeClaim> Create(const apis::v1::NodeClaim&) override {
+    return absl::UnimplementedError("no cloud");
+  }
+  absl::Status Delete(const apis::v1::NodeClaim&) override {
+    return absl::UnimplementedError("no cloud");
+  }
+  absl::StatusOr<apis::v1::NodeClaim> Get(std::string_view) override {
+    return absl::UnimplementedError("no cloud");
+  }
+  absl::StatusOr<std::vector<apis::v1::NodeClaim>> List() override {
+    return std::vector<apis::v1::NodeClaim>{};
+  }
+  absl::StatusOr<cloudprovider::Catalog> GetInstanceTypes(const apis::v1::NodePool&) override {
+    return absl::UnimplementedError("no cloud");
+  }
+  absl::StatusOr<std::string> IsDrifted(const apis::v1::NodeClaim&) override { return ""; }
+  std::vector<cloudprovider::RepairPolicy> RepairPolicies() const override { return {}; }
+  std::string_view Name() const override { return "none"; }
+};
+
+void InstallCrds(kube::Client& client) {
+  const char* bin = std::getenv("DOVETAIL_K8S_BIN");
+  ASSERT_NE(bin, nullptr) << "DOVETAIL_K8S_BIN is not set (run under ctest)";
+  const std::string command =
+      absl::StrCat(bin, "/kubectl apply --server-side --force-conflicts ",
+                   "--field-manager=dovetail-interruption-test -f ", DOVETAIL_SOURCE_DIR,
+                   "/charts/dovetail/crds > /dev/null");
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  ASSERT_TRUE(WaitFor([&] { return client.List(kube::resources::kNodeClaims, "").ok(); }))
+      << "NodeClaims are not served";
+}
+
+std::string SpotEvent(const std::string& instance_id) {
+  const nlohmann::json event = {
+      {"version", "0"},
+      {"id", UniqueName("evt")},
+      {"detail-type", "EC2 Spot Instance Interruption Warning"},
+      {"source", "aws.ec2"},
+      {"account", "123456789012"},
+      {"time", "2026-11-30T16:00:00Z"},
+      {"region", "us-east-1"},
+      {"resources", {absl::StrCat("arn:aws:ec2:us-east-1a:instance/", instance_id)}},
+      {"detail", {{"instance-id", instance_id}, {"instance-action", "terminate"}}}};
+  return event.dump();
+}
+
+class InterruptionIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(testing::MotoEndpoint().empty()) << "DOVETAIL_MOTO_DIR/endpoint missing";
+    sqs_client_ = testing::MotoClient(kSqs, transport_, &credentials_, clock_);
+    sqs_ = std::make_unique<SqsClient>(*sqs_client_);
+    queue_name_ = UniqueName("dovetail-interruption");
+    auto url = sqs_->CreateQueue(queue_name_);
+    ASSERT_TRUE(url.ok()) << url.status();
+    queue_url_ = *url;
+
+    rest_ = kube::testing::NewRestClient(kube::testing::KubeconfigFromEnv());
+    ASSERT_NE(rest_, nullptr);
+    client_ = std::make_unique<kube::Client>(*rest_);
+    InstallCrds(*client_);
+    events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
+    informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
+    deps_ = std::make_unique<controllers::Dependencies>(controllers::Dependencies{
+        *client_, cluster_, *informers_, cloud_, clock_, *events_, &metrics_});
+    ControllerOptions options;
+    options.queue_name = queue_name_;
+    options.receive.wait_time = absl::Seconds(1);
+    options.receive.visibility_timeout = absl::Seconds(5);
+    controller_ = std::make_unique<InterruptionController>(*deps_, *sqs_, &unavailable_, options);
+    informers_->Start();
+    ASSERT_TRUE(informers_->WaitForSync(absl::Now() + absl::Seconds(60)));
+    controller_->Start();
+  }
+
+  void TearDown() override {
+    if (controller_ != nullptr) controller_->Stop();
+    controller_.reset();
+    if (informers_ != nullptr) informers_->Stop();
+    if (client_ == nullptr) return;
+    for (const std::string& name : claims_) {
+      (void)client_->Delete(kube::resources::kNodeClaims, "", name);
+    }
+    for (const std::string& name : nodes_) (void)client_->Delete(kube::resources::kNodes, "", name);
+  }
+
+  // A launched spot NodeClaim and its Node for `instance_id`; returns the NodeClaim's name.
+  std::string CreateLaunched(const std::string& instance_id) {
+    const std::string claim = UniqueName("int-it-claim");
+    const std::string node = UniqueName("int-it-node");
+    const std::string provider_id = absl::StrCat("aws:///us-east-1a/", instance_id);
+    const nlohmann::json labels = {{"karpenter.sh/nodepool", "int-it"},
+                                   {"karpenter.sh/capacity-type", "spot"},
+                                   {"node.kubernetes.io/instance-type", "m5.large"},
+                                   {"topology.kubernetes.io/zone", "us-east-1a"}};
+    nlohmann::json body = {
+        {"apiVersion", "karpenter.sh/v1"},
+        {"kind", "NodeClaim"},
+        {"metadata", {{"name", claim}, {"labels", labels}}},
+        {"spec",
+         {{"requirements",
+           {{{"key", "kubernetes.io/arch"}, {"operator", "In"}, {"values", {"amd64"}}}}},
+          {"nodeClassRef",
+           {{"group", "karpenter.k8s.aws"}, {"kind", "EC2NodeClass"}, {"name", "default"}}}}}};
+    auto created = client_->Create(kube::resources::kNodeClaims, "", body.dump());
+    EXPECT_TRUE(created.ok()) << created.status();
+    if (!created.ok()) return claim;
+    claims_.push_back(claim);
+    nlohmann::json stored = nlohmann::json::parse(*created);
+    stored["status"] = {{"providerID", provider_id}, {"nodeName", node}};
+    auto updated = client_->UpdateStatus(kube::resources::kNodeClaims, "", claim, stored.dump());
+    EXPECT_TRUE(updated.ok()) << updated.status();
+    const nlohmann::json node_body = {{"apiVersion", "v1"},
+                                      {"kind", "Node"},
+                                      {"metadata", {{"name", node}, {"labels", labels}}},
+                                      {"spec", {{"providerID", provider_id}}}};
+    auto node_created = client_->Create(kube::resources::kNodes, "", node_body.dump());
+    EXPECT_TRUE(node_created.ok()) << node_created.status();
+    nodes_.push_back(node);
+    EXPECT_TRUE(WaitFor([&] {
+      auto n = cluster_.GetByNodeClaimName(claim);
+      return n.has_value() && n->ProviderId() == provider_id && n->node != nullptr;
+    })) << "the cluster state does not see the launched NodeClaim";
+    return claim;
+  }
+
+  bool ClaimGone(const std::string& claim) {
+    auto got = client_->Get(kube::resources::kNodeClaims, "", claim);
+    return !got.ok() && kube::IsNotFound(got.status());
+  }
+
+  // The queue has no message, visible or in flight.
+  bool QueueEmpty() {
+    auto attrs =
+        sqs_->Call("GetQueueAttributes",
+                   {{"QueueUrl", queue_url_},
+                    {"AttributeNames",
+                     {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"}}});
+    if (!attrs.ok()) return false;
+    const nlohmann::json& a = (*attrs)["Attributes"];
+    return a.value("ApproximateNumberOfMessages", "x") == "0" &&
+           a.value("ApproximateNumberOfMessagesNotVisible", "x") == "0";
+  }
+
+  double Received(const std::string& type) {
+    return metrics_
+        .NewCounter("karpenter_interruption_received_messages_total", "", {"message_type"})
+        .Value({type});
+  }
+  double Deleted() {
+    return metrics_.NewCounter("karpenter_interruption_deleted_messages_total", "").Value();
+  }
+
+  HttpTransport transport_;
+  StaticCredentialsProvider credentials_{
+      AwsCredentials{.access_key_id = "AKIDMOTOTEST", .secret_access_key = "moto-secret"}};
+  RealClock clock_;
+  std::unique_ptr<AwsClient> sqs_client_;
+  std::unique_ptr<SqsClient> sqs_;
+  std::string queue_name_, queue_url_;
+  UnavailableOfferings unavailable_{clock_};
+  metrics::Registry metrics_;
+
+  std::unique_ptr<kube::RestClient> rest_;
+  std::unique_ptr<kube::Client> client_;
+  state::Cluster cluster_{clock_};
+  NoCloud cloud_;
+  std::unique_ptr<kube::EventRecorder> events_;
+  std::unique_ptr<state::ClusterInformers> informers_;
+  std::unique_ptr<controllers::Dependencies> deps_;
+  std::unique_ptr<InterruptionController> controller_;
+  std::vector<std::string> claims_, nodes_;
+};
+
+TEST_F(InterruptionIntegrationTest, SpotInterruptionDeletesTheNodeClaimAndTheMessage) {
+  const std::string instance = "i-0a1b2c3d4e5f60001";
+  const std::string claim = CreateLaunched(instance);
+  ASSERT_FALSE(ClaimGone(claim));
+  ASSERT_TRUE(sqs_->SendMessage(queue_url_, SpotEvent(instance)).ok());
+  EXPECT_TRUE(WaitFor([&] { return ClaimGone(claim); }, absl::Seconds(30)))
+      << "the NodeClaim was not deleted";
+  EXPECT_TRUE(WaitFor([&] { return QueueEmpty(); }, absl::Seconds(30)));
+  EXPECT_TRUE(unavailable_.IsUnavailable("spot", "m5.large", "us-east-1a"));
+  EXPECT_FALSE(unavailable_.IsUnavailable("on-demand", "m5.large", "us-east-1a"));
+  EXPECT_EQ(Received("spot_interrupted"), 1);
+  EXPECT_TRUE(WaitFor([&] { return Deleted() == 1; }, absl::Seconds(10)));
+}
+
+TEST_F(InterruptionIntegrationTest, GarbageAndUnknownInstancesAreDeletedAndTheLoopGoesOn) {
+  const std::string instance = "i-0a1b2c3d4e5f60002";
+  const std::string bystander = CreateLaunched("i-0a1b2c3d4e5f60003");
+  ASSERT_TRUE(sqs_->SendMessage(queue_url_, "this is not an EventBridge event {").ok());
+  ASSERT_TRUE(sqs_->SendMessage(queue_url_, SpotEvent("i-0fffffffffffffff9")).ok());
+  EXPECT_TRUE(WaitFor([&] { return Deleted() == 2; }, absl::Seconds(30)));
+  EXPECT_TRUE(WaitFor([&] { return QueueEmpty(); }, absl::Seconds(30)));
+  EXPECT_FALSE(ClaimGone(bystander)) << "an event for another instance deleted a NodeClaim";
+  EXPECT_TRUE(unavailable_.Entries().empty());
+
+  // The loop keeps going: a real event afterwards is still acted on.
+  const std::string claim = CreateLaunched(instance);
+  ASSERT_TRUE(sqs_->SendMessage(queue_url_, SpotEvent(instance)).ok());
+  EXPECT_TRUE(WaitFor([&] { return ClaimGone(claim); }, absl::Seconds(30)));
+  EXPECT_TRUE(WaitFor([&] { return QueueEmpty(); }, absl::Seconds(30)));
+  EXPECT_FALSE(ClaimGone(bystander));
+}
+
+}  // namespace
+}  // namespace dovetail::providers::aws::interruption
