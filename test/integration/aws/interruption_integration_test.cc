@@ -70,6 +70,20 @@ void InstallCrds(kube::Client& client) {
       << "NodeClaims are not served";
 }
 
+std::string RebalanceEvent(const std::string& instance_id) {
+  const nlohmann::json event = {
+      {"version", "0"},
+      {"id", UniqueName("evt")},
+      {"detail-type", "EC2 Instance Rebalance Recommendation"},
+      {"source", "aws.ec2"},
+      {"account", "123456789012"},
+      {"time", "2026-11-30T16:00:00Z"},
+      {"region", "us-east-1"},
+      {"resources", {absl::StrCat("arn:aws:ec2:us-east-1a:instance/", instance_id)}},
+      {"detail", {{"instance-id", instance_id}}}};
+  return event.dump();
+}
+
 std::string SpotEvent(const std::string& instance_id) {
   const nlohmann::json event = {
       {"version", "0"},
@@ -122,14 +136,17 @@ class InterruptionIntegrationTest : public ::testing::Test {
       (void)client_->Delete(kube::resources::kNodeClaims, "", name);
     }
     for (const std::string& name : nodes_) (void)client_->Delete(kube::resources::kNodes, "", name);
+    for (const std::string& name : pools_) {
+      (void)client_->Delete(kube::resources::kNodePools, "", name);
+    }
   }
 
   // A launched spot NodeClaim and its Node for `instance_id`; returns the NodeClaim's name.
-  std::string CreateLaunched(const std::string& instance_id) {
+  std::string CreateLaunched(const std::string& instance_id, const std::string& pool = "int-it") {
     const std::string claim = UniqueName("int-it-claim");
     const std::string node = UniqueName("int-it-node");
     const std::string provider_id = absl::StrCat("aws:///us-east-1a/", instance_id);
-    const nlohmann::json labels = {{"karpenter.sh/nodepool", "int-it"},
+    const nlohmann::json labels = {{"karpenter.sh/nodepool", pool},
                                    {"karpenter.sh/capacity-type", "spot"},
                                    {"node.kubernetes.io/instance-type", "m5.large"},
                                    {"topology.kubernetes.io/zone", "us-east-1a"}};
@@ -209,7 +226,7 @@ class InterruptionIntegrationTest : public ::testing::Test {
   std::unique_ptr<state::ClusterInformers> informers_;
   std::unique_ptr<controllers::Dependencies> deps_;
   std::unique_ptr<InterruptionController> controller_;
-  std::vector<std::string> claims_, nodes_;
+  std::vector<std::string> claims_, nodes_, pools_;
 };
 
 TEST_F(InterruptionIntegrationTest, SpotInterruptionDeletesTheNodeClaimAndTheMessage) {
@@ -242,6 +259,50 @@ TEST_F(InterruptionIntegrationTest, GarbageAndUnknownInstancesAreDeletedAndTheLo
   EXPECT_TRUE(WaitFor([&] { return ClaimGone(claim); }, absl::Seconds(30)));
   EXPECT_TRUE(WaitFor([&] { return QueueEmpty(); }, absl::Seconds(30)));
   EXPECT_FALSE(ClaimGone(bystander));
+}
+
+// Rebalance recommendations: an event only, unless the NodePool opts in with
+// dovetail.sh/rebalance-policy: Taint, which taints the Node PreferNoSchedule. Nothing is deleted.
+TEST_F(InterruptionIntegrationTest, RebalanceTaintsOnlyOptedInNodePools) {
+  const std::string pool = UniqueName("int-it-pool");
+  const nlohmann::json body = {
+      {"apiVersion", "karpenter.sh/v1"},
+      {"kind", "NodePool"},
+      {"metadata", {{"name", pool}, {"annotations", {{"dovetail.sh/rebalance-policy", "Taint"}}}}},
+      {"spec",
+       {{"template",
+         {{"spec",
+           {{"nodeClassRef",
+             {{"group", "karpenter.k8s.aws"}, {"kind", "EC2NodeClass"}, {"name", "default"}}},
+            {"requirements", nlohmann::json::array()}}}}}}}};
+  auto created = client_->Create(kube::resources::kNodePools, "", body.dump());
+  ASSERT_TRUE(created.ok()) << created.status();
+  pools_.push_back(pool);
+  const std::string opted = CreateLaunched("i-0a1b2c3d4e5f60004", pool);
+  const std::string plain = CreateLaunched("i-0a1b2c3d4e5f60005");
+  const std::string opted_node = cluster_.GetByNodeClaimName(opted)->Name();
+  const std::string plain_node = cluster_.GetByNodeClaimName(plain)->Name();
+  ASSERT_TRUE(sqs_->SendMessage(queue_url_, RebalanceEvent("i-0a1b2c3d4e5f60004")).ok());
+  ASSERT_TRUE(sqs_->SendMessage(queue_url_, RebalanceEvent("i-0a1b2c3d4e5f60005")).ok());
+  EXPECT_TRUE(WaitFor([&] { return Deleted() == 2; }, absl::Seconds(30)));
+  auto tainted = [&](const std::string& node) {
+    auto got = client_->Get(kube::resources::kNodes, "", node);
+    if (!got.ok()) return false;
+    const nlohmann::json n = nlohmann::json::parse(*got);
+    for (const auto& t : n["spec"].value("taints", nlohmann::json::array())) {
+      if (t.value("key", "") == "dovetail.sh/rebalance-recommended" &&
+          t.value("effect", "") == "PreferNoSchedule") {
+        return true;
+      }
+    }
+    return false;
+  };
+  EXPECT_TRUE(tainted(opted_node));
+  EXPECT_FALSE(tainted(plain_node));
+  EXPECT_FALSE(ClaimGone(opted));
+  EXPECT_FALSE(ClaimGone(plain));
+  EXPECT_EQ(Received("rebalance_recommendation"), 2);
+  EXPECT_TRUE(unavailable_.Entries().empty());
 }
 
 }  // namespace
