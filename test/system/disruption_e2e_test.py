@@ -20,7 +20,8 @@ kwok).
      NodeClaims than before and every pod running.
   6. Chaos: every new node of another NodePool gets a NoExecute taint its pod does not tolerate;
      over two minutes the pool does not grow without bound (emptiness removes the nodes the pod
-     was evicted from).
+     was evicted from). Meanwhile a third NodePool with expireAfter 30s and a budget of 0 has its
+     nodes expire and replaced again and again (expiration is forceful), and its pod runs.
 Then SIGTERM stops the controller with exit status 0.
 
 Usage: disruption_e2e_test.py DOVETAIL_BINARY. Needs KUBECONFIG and DOVETAIL_K8S_BIN (set by
@@ -147,6 +148,42 @@ spec:
     consolidationPolicy: WhenEmptyOrUnderutilized
     consolidateAfter: 0s
     budgets: [{{nodes: "100%"}}]
+"""
+
+EXPIRE_POOL = f"expire-{RUN_ID}"
+# expireAfter 30s and a budget of 0: expiration is forceful, budgets do not hold it.
+EXPIRE_NODEPOOL = f"""
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: {EXPIRE_POOL}
+spec:
+  template:
+    spec:
+      nodeClassRef: {{group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}}
+      expireAfter: 30s
+      requirements:
+        - {{key: kubernetes.io/arch, operator: In, values: [amd64]}}
+  disruption:
+    budgets: [{{nodes: "0"}}]
+"""
+
+EXPIRE_DEPLOYMENT = f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: expiring, namespace: {NS}}}
+spec:
+  replicas: 1
+  selector: {{matchLabels: {{app: expiring}}}}
+  template:
+    metadata: {{labels: {{app: expiring}}}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      nodeSelector: {{karpenter.sh/nodepool: {EXPIRE_POOL}}}
+      containers:
+        - name: app
+          image: registry.example/app:1
+          resources: {{requests: {{cpu: 500m, memory: 128Mi}}}}
 """
 
 CHAOS_DEPLOYMENT = f"""
@@ -381,7 +418,11 @@ def main() -> int:
         check("the do-not-disrupt pod and the PDB-guarded pods were never evicted by drift",
               uids("guarded") | uids("pinned") == protected_uids)
 
-        # 6. Chaos: every new node of the chaos pool is tainted NoExecute.
+        # 6. Chaos: every new node of the chaos pool is tainted NoExecute. Meanwhile, in another
+        # pool, expiration replaces nodes every 30 s despite a budget of 0.
+        kubectl("apply", "-f", "-", stdin=EXPIRE_NODEPOOL)
+        kubectl("apply", "-f", "-", stdin=EXPIRE_DEPLOYMENT)
+        expiring = Monitor(EXPIRE_POOL).start()
         kubectl("apply", "-f", "-", stdin=CHAOS_NODEPOOL)
         stop = threading.Event()
 
@@ -402,6 +443,7 @@ def main() -> int:
         kubectl("apply", "-f", "-", stdin=CHAOS_DEPLOYMENT)
         time.sleep(CHAOS_SECONDS)
         chaos.stop()
+        expiring.stop()
         stop.set()
         tainter.join(timeout=10)
         kubectl("delete", "deployment", "chaos", "-n", NS, "--wait=false", check_rc=False)
@@ -410,10 +452,15 @@ def main() -> int:
               0 < chaos.max_claims <= CHAOS_MAX_NODES, str(chaos.max_claims))
         check("chaos: emptiness removes the nodes the pod was evicted from", chaos.deleted_total > 0,
               str(chaos.deleted_total))
+        print(f"      (expiration: {expiring.deleted_total} NodeClaims expired in {CHAOS_SECONDS} s)")
+        check("expireAfter 30s replaces nodes again and again, whatever the budget (nodes: \"0\")",
+              expiring.deleted_total >= 2, str(expiring.deleted_total))
+        check("the expiring pool's pod runs", wait_for("the expiring pod Running",
+                                                       lambda: running("expiring", 1), process, timeout=60))
     finally:
         rc = process.stop()
         check("SIGTERM stops the controller with exit status 0", rc == 0, str(rc))
-        for d in ("web", "guarded", "chaos"):
+        for d in ("web", "guarded", "chaos", "expiring"):
             kubectl("delete", "deployment", d, "-n", NS, "--wait=false", check_rc=False)
         if Tally.failed:
             print(f"--- controller log ({log_path}), last 60 lines:")
