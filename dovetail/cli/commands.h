@@ -15,5 +15,6 @@ void RegisterVersionCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterValidateCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterSimulateCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterControllerCommand(CLI::App& app, ExitCode& exit_code);
+void RegisterCatalogCommand(CLI::App& app, ExitCode& exit_code);
 
 }  // namespace dovetail::cli

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   dovetail::cli::RegisterValidateCommand(app, exit_code);
   dovetail::cli::RegisterSimulateCommand(app, exit_code);
   dovetail::cli::RegisterControllerCommand(app, exit_code);
+  dovetail::cli::RegisterCatalogCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

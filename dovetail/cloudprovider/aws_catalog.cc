@@ -7,12 +7,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -364,6 +366,7 @@ std::string FormatPrice(double price) { return absl::StrFormat("%.6f", price); }
 
 constexpr std::string_view kOnDemandColumns[] = {"region", "instance_type", "usd_per_hour"};
 constexpr std::string_view kSpotColumns[] = {"region", "zone", "instance_type", "usd_per_hour"};
+constexpr std::string_view kOfferingColumns[] = {"region", "zone", "zone_id", "instance_type"};
 
 // ---- files
 // ---------------------------------------------------------------------------------------
@@ -555,6 +558,46 @@ absl::StatusOr<std::vector<SpotPriceRow>> ParseSpotPricesCsv(std::string_view te
   return rows;
 }
 
+absl::StatusOr<std::vector<OfferingRow>> ParseOfferingsCsv(std::string_view text,
+                                                           std::string_view file_name) {
+  ASSIGN_OR_RETURN(std::vector<CsvRecord> records, ReadCsv(text, file_name, kOfferingColumns));
+  std::vector<OfferingRow> rows;
+  rows.reserve(records.size());
+  std::map<std::tuple<std::string, std::string, std::string>, int> first_line;
+  // (region, zone) -> (zone id, line)
+  std::map<std::pair<std::string, std::string>, std::pair<std::string, int>> zone_ids;
+  for (const CsvRecord& record : records) {
+    FieldReader f(file_name, kOfferingColumns, record);
+    OfferingRow row;
+    RETURN_IF_ERROR(f.NonEmptyText(0, &row.region));
+    RETURN_IF_ERROR(f.NonEmptyText(1, &row.zone));
+    RETURN_IF_ERROR(f.Text(2, &row.zone_id));
+    RETURN_IF_ERROR(f.NonEmptyText(3, &row.instance_type));
+    auto [it, inserted] =
+        first_line.emplace(std::tuple(row.region, row.zone, row.instance_type), record.line);
+    if (!inserted) {
+      return f.LineError(absl::StrCat("duplicate offering of \"", row.instance_type, "\" in \"",
+                                      row.zone, "\" (first on line ", it->second, ")"));
+    }
+    auto [zit, zone_inserted] =
+        zone_ids.emplace(std::pair(row.region, row.zone), std::pair(row.zone_id, record.line));
+    if (!zone_inserted && zit->second.first != row.zone_id) {
+      return f.LineError(absl::StrCat("zone \"", row.zone, "\" has zone id \"", row.zone_id,
+                                      "\" but \"", zit->second.first, "\" on line ",
+                                      zit->second.second));
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string OfferingsRegion(const CatalogFiles& files) {
+  if (!files.offerings.has_value()) return "";
+  std::set<std::string> regions;
+  for (const OfferingRow& o : *files.offerings) regions.insert(o.region);
+  return regions.size() == 1 ? *regions.begin() : "";
+}
+
 std::string FormatInstanceTypesCsv(const std::vector<InstanceTypeRow>& rows) {
   std::string out = absl::StrCat(JoinColumns(kInstanceTypeColumns), "\n");
   for (const InstanceTypeRow& r : rows) {
@@ -617,6 +660,14 @@ std::string FormatSpotPricesCsv(const std::vector<SpotPriceRow>& rows) {
   return out;
 }
 
+std::string FormatOfferingsCsv(const std::vector<OfferingRow>& rows) {
+  std::string out = absl::StrCat(JoinColumns(kOfferingColumns), "\n");
+  for (const OfferingRow& r : rows) {
+    absl::StrAppend(&out, r.region, ",", r.zone, ",", r.zone_id, ",", r.instance_type, "\n");
+  }
+  return out;
+}
+
 // ---- public: files -----------------------------------------------------------------------------
 
 absl::StatusOr<CatalogFiles> ReadCatalogFiles(const std::string& instance_types_path,
@@ -639,8 +690,15 @@ absl::StatusOr<CatalogFiles> ReadCatalogDirectory(const std::string& directory) 
   std::string spot_path = JoinPath(directory, kSpotPricesFile);
   std::error_code ec;
   if (!std::filesystem::exists(spot_path, ec)) spot_path.clear();
-  return ReadCatalogFiles(JoinPath(directory, kInstanceTypesFile),
-                          JoinPath(directory, kOnDemandPricesFile), spot_path);
+  ASSIGN_OR_RETURN(CatalogFiles files,
+                   ReadCatalogFiles(JoinPath(directory, kInstanceTypesFile),
+                                    JoinPath(directory, kOnDemandPricesFile), spot_path));
+  const std::string offerings_path = JoinPath(directory, kOfferingsFile);
+  if (std::filesystem::exists(offerings_path, ec)) {
+    ASSIGN_OR_RETURN(std::string text, ReadFile(offerings_path));
+    ASSIGN_OR_RETURN(files.offerings, ParseOfferingsCsv(text, offerings_path));
+  }
+  return files;
 }
 
 absl::Status WriteCatalogDirectory(const std::string& directory, const CatalogFiles& files) {
@@ -651,6 +709,10 @@ absl::Status WriteCatalogDirectory(const std::string& directory, const CatalogFi
   if (files.spot_prices.has_value()) {
     RETURN_IF_ERROR(
         WriteFile(JoinPath(directory, kSpotPricesFile), FormatSpotPricesCsv(*files.spot_prices)));
+  }
+  if (files.offerings.has_value()) {
+    RETURN_IF_ERROR(
+        WriteFile(JoinPath(directory, kOfferingsFile), FormatOfferingsCsv(*files.offerings)));
   }
   return absl::OkStatus();
 }
@@ -747,7 +809,23 @@ double ModelSpotPrice(std::string_view instance_type, std::string_view zone, dou
 
 absl::StatusOr<Catalog> BuildCatalog(const CatalogFiles& files, const CatalogOptions& options) {
   if (options.region.empty()) return absl::InvalidArgumentError("catalog: empty region");
+  // offerings.csv: the zones each type is offered in (when it has rows for the region).
+  absl::flat_hash_map<std::string, std::set<std::string>> offered_zones;
+  std::set<std::string> file_zones;
+  std::map<std::string, std::string> file_zone_ids;
+  if (files.offerings.has_value()) {
+    for (const OfferingRow& o : *files.offerings) {
+      if (o.region != options.region) continue;
+      offered_zones[o.instance_type].insert(o.zone);
+      file_zones.insert(o.zone);
+      if (!o.zone_id.empty()) file_zone_ids[o.zone] = o.zone_id;
+    }
+  }
+  const bool per_type_zones = !file_zones.empty();
+  const std::map<std::string, std::string>& zone_id_source =
+      options.zone_ids.empty() ? file_zone_ids : options.zone_ids;
   std::vector<std::string> zones = options.zones;
+  if (zones.empty()) zones.assign(file_zones.begin(), file_zones.end());
   if (zones.empty()) {
     for (std::string_view suffix : {"a", "b", "c"})
       zones.push_back(absl::StrCat(options.region, AsAbsl(suffix)));
@@ -759,8 +837,8 @@ absl::StatusOr<Catalog> BuildCatalog(const CatalogFiles& files, const CatalogOpt
   // Zone ids only when every zone has one.
   std::vector<std::string> zone_ids;
   for (const std::string& zone : zones) {
-    auto it = options.zone_ids.find(zone);
-    if (it == options.zone_ids.end() || it->second.empty()) {
+    auto it = zone_id_source.find(zone);
+    if (it == zone_id_source.end() || it->second.empty()) {
       zone_ids.clear();
       break;
     }
@@ -793,14 +871,28 @@ absl::StatusOr<Catalog> BuildCatalog(const CatalogFiles& files, const CatalogOpt
       return absl::InvalidArgumentError(
           absl::StrCat("catalog: instance type \"", row.name, "\" has no vCPUs or no memory"));
     }
+    std::vector<std::string> type_zones = zones;
+    std::vector<std::string> type_zone_ids = zone_ids;
+    if (per_type_zones) {
+      auto offered = offered_zones.find(row.name);
+      if (offered == offered_zones.end()) continue;
+      type_zones.clear();
+      type_zone_ids.clear();
+      for (size_t z = 0; z < zones.size(); ++z) {
+        if (!offered->second.contains(zones[z])) continue;
+        type_zones.push_back(zones[z]);
+        if (!zone_ids.empty()) type_zone_ids.push_back(zone_ids[z]);
+      }
+      if (type_zones.empty()) continue;
+    }
     auto od = on_demand.find(row.name);
     const bool has_od = od != on_demand.end();
     std::vector<Offering> offerings;
-    offerings.reserve(zones.size() * 2);
-    for (size_t z = 0; z < zones.size(); ++z) {
-      const std::string& zone = zones[z];
+    offerings.reserve(type_zones.size() * 2);
+    for (size_t z = 0; z < type_zones.size(); ++z) {
+      const std::string& zone = type_zones[z];
       std::string_view zone_id;
-      if (!zone_ids.empty()) zone_id = zone_ids[z];
+      if (!type_zone_ids.empty()) zone_id = type_zone_ids[z];
       offerings.push_back(Offering::Make(labels::kCapacityTypeOnDemand, zone, zone_id,
                                          has_od ? od->second : 0.0, has_od));
       double spot_price = 0.0;
@@ -822,8 +914,8 @@ absl::StatusOr<Catalog> BuildCatalog(const CatalogFiles& files, const CatalogOpt
     ResourceList capacity = ComputeCapacity(row, options.ephemeral_storage_gib);
     InstanceTypeOverhead overhead = ComputeOverhead(row, capacity);
     types.push_back(std::make_shared<const InstanceType>(
-        row.name, TypeRequirements(row, options, zones, zone_ids), Offerings(std::move(offerings)),
-        std::move(capacity), std::move(overhead)));
+        row.name, TypeRequirements(row, options, type_zones, type_zone_ids),
+        Offerings(std::move(offerings)), std::move(capacity), std::move(overhead)));
   }
   return Catalog::Create(std::move(types));
 }

@@ -9,6 +9,9 @@
 //                         into the InstanceType, which computes its own).
 //   on-demand-prices.csv  region,instance_type,usd_per_hour
 //   spot-prices.csv       region,zone,instance_type,usd_per_hour (optional)
+//   offerings.csv         region,zone,zone_id,instance_type (optional; `dovetail catalog export`
+//                         writes it): the zones each type is offered in; zone_id may be blank,
+//                         and a zone has the same zone_id on every row.
 // Columns may come in any order; every expected column must be present exactly once and no other.
 // Malformed input (header, column count, number, boolean, duplicate row) gives InvalidArgument
 // naming `file:line` and the column.
@@ -35,6 +38,9 @@
 //             names the zones.
 //   offerings one on-demand and one spot offering per zone (CatalogOptions::zones, default the
 //             region's a, b, c), in zone order, on-demand first.
+//             With offerings.csv rows for the region: the zones default to the file's (sorted),
+//             the zone ids to the file's, and a type is offered (and its zone label allows) only
+//             the zones the file lists for it; a type without a row is left out.
 //             On-demand price: the region's row in on-demand-prices.csv; a region with no rows at
 //             all uses the first of fallback_price_regions that has rows (us-east-1, as upstream
 //             does before it fetches live prices). A type with no price has unavailable offerings
@@ -126,16 +132,31 @@ struct SpotPriceRow {
   bool operator==(const SpotPriceRow&) const = default;
 };
 
+// A (zone, type) the type is offered in (offerings.csv).
+struct OfferingRow {
+  std::string region;
+  std::string zone;
+  std::string zone_id;  // may be empty
+  std::string instance_type;
+  bool operator==(const OfferingRow&) const = default;
+};
+
 // The contents of a catalog directory.
 struct CatalogFiles {
   std::vector<InstanceTypeRow> instance_types;
   std::vector<OnDemandPriceRow> on_demand_prices;
   std::optional<std::vector<SpotPriceRow>> spot_prices;  // nullopt: use the spot model
+  std::optional<std::vector<OfferingRow>> offerings;     // nullopt: every type in every zone
 };
+
+// The region offerings.csv names when it names exactly one, else empty (callers then default to
+// us-east-1).
+std::string OfferingsRegion(const CatalogFiles& files);
 
 inline constexpr std::string_view kInstanceTypesFile = "instance-types.csv";
 inline constexpr std::string_view kOnDemandPricesFile = "on-demand-prices.csv";
 inline constexpr std::string_view kSpotPricesFile = "spot-prices.csv";
+inline constexpr std::string_view kOfferingsFile = "offerings.csv";
 
 // Parsers: `text` is the whole file, `file_name` is used in error messages. An empty trailing line
 // and CRLF line ends are accepted. Errors: InvalidArgument "<file>:<line>: ..." (see above).
@@ -145,21 +166,26 @@ absl::StatusOr<std::vector<OnDemandPriceRow>> ParseOnDemandPricesCsv(std::string
                                                                      std::string_view file_name);
 absl::StatusOr<std::vector<SpotPriceRow>> ParseSpotPricesCsv(std::string_view text,
                                                              std::string_view file_name);
+absl::StatusOr<std::vector<OfferingRow>> ParseOfferingsCsv(std::string_view text,
+                                                           std::string_view file_name);
 
 // Writers: the header and one line per row, in the given order; prices with 6 decimals. Parsing the
 // output gives back the same rows.
 std::string FormatInstanceTypesCsv(const std::vector<InstanceTypeRow>& rows);
 std::string FormatOnDemandPricesCsv(const std::vector<OnDemandPriceRow>& rows);
 std::string FormatSpotPricesCsv(const std::vector<SpotPriceRow>& rows);
+std::string FormatOfferingsCsv(const std::vector<OfferingRow>& rows);
 
-// Reads instance-types.csv and on-demand-prices.csv (required) and spot-prices.csv (if present)
-// from `directory`. Errors: NotFound for a missing required file, InvalidArgument for bad content.
+// Reads instance-types.csv and on-demand-prices.csv (required) and spot-prices.csv and
+// offerings.csv (if present) from `directory`. Errors: NotFound for a missing required file,
+// InvalidArgument for bad content.
 absl::StatusOr<CatalogFiles> ReadCatalogDirectory(const std::string& directory);
 // Reads the files at the given paths; an empty spot path means no spot file.
 absl::StatusOr<CatalogFiles> ReadCatalogFiles(const std::string& instance_types_path,
                                               const std::string& on_demand_prices_path,
                                               const std::string& spot_prices_path = "");
-// Writes the files into `directory` (which must exist); spot-prices.csv only when present.
+// Writes the files into `directory` (which must exist); spot-prices.csv and offerings.csv only
+// when present.
 // Errors: Internal/PermissionDenied/NotFound from the file system.
 absl::Status WriteCatalogDirectory(const std::string& directory, const CatalogFiles& files);
 

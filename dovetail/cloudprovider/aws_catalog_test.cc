@@ -446,6 +446,70 @@ TEST(AwsCatalogFilesTest, WritesAndReadsADirectory) {
   EXPECT_EQ(read->spot_prices, files.spot_prices);
 }
 
+TEST_F(AwsCatalogTest, OfferingsFileGivesEachTypeItsZonesAndTheDefaults) {
+  CatalogFiles files = *files_;
+  files.on_demand_prices.push_back({"eu-west-1", "m5.large", 0.107});
+  files.on_demand_prices.push_back({"eu-west-1", "c5.large", 0.096});
+  files.offerings = std::vector<OfferingRow>{
+      {"eu-west-1", "eu-west-1b", "euw1-az1", "m5.large"},
+      {"eu-west-1", "eu-west-1a", "euw1-az3", "m5.large"},
+      {"eu-west-1", "eu-west-1b", "euw1-az1", "c5.large"},
+  };
+  EXPECT_EQ(OfferingsRegion(files), "eu-west-1");
+  CatalogOptions options;
+  options.region = "eu-west-1";
+  absl::StatusOr<Catalog> catalog = BuildCatalog(files, options);
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  // Types without a row are left out.
+  EXPECT_EQ(catalog->size(), 2u);
+  const InstanceType* m5 = catalog->Find("m5.large");
+  ASSERT_NE(m5, nullptr);
+  EXPECT_THAT(m5->requirements().Find(labels::kLabelTopologyZone)->values(),
+              ::testing::UnorderedElementsAre("eu-west-1a", "eu-west-1b"));
+  EXPECT_THAT(m5->requirements().Find(labels::kLabelTopologyZoneId)->values(),
+              ::testing::UnorderedElementsAre("euw1-az3", "euw1-az1"));
+  EXPECT_EQ(m5->offerings().size(), 4u);
+  const InstanceType* c5 = catalog->Find("c5.large");
+  ASSERT_NE(c5, nullptr);
+  EXPECT_EQ(LabelValue(*c5, labels::kLabelTopologyZone), "eu-west-1b");
+  EXPECT_EQ(c5->offerings().size(), 2u);
+  ASSERT_NE(FindOffering(*c5, "on-demand", "eu-west-1b"), nullptr);
+  EXPECT_TRUE(FindOffering(*c5, "on-demand", "eu-west-1b")->available);
+  EXPECT_EQ(FindOffering(*c5, "on-demand", "eu-west-1a"), nullptr);
+
+  // Explicit zones narrow the file's.
+  options.zones = {"eu-west-1a"};
+  catalog = BuildCatalog(files, options);
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  EXPECT_EQ(catalog->size(), 1u);
+  EXPECT_NE(catalog->Find("m5.large"), nullptr);
+
+  // Rows of another region: every type in every zone, as without the file.
+  catalog = BuildCatalog(files, CatalogOptions());
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  EXPECT_EQ(catalog->size(), catalog_->size());
+}
+
+TEST(AwsCatalogFilesTest, OfferingsFileRoundTripsAndIsOptional) {
+  const std::string dir = ::testing::TempDir() + "/aws_catalog_offerings";
+  std::filesystem::create_directories(dir);
+  std::filesystem::remove(dir + "/offerings.csv");
+  CatalogFiles files;
+  files.on_demand_prices = {{"r1", "x1k.large", 0.125}};
+  ASSERT_TRUE(WriteCatalogDirectory(dir, files).ok());
+  absl::StatusOr<CatalogFiles> read = ReadCatalogDirectory(dir);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_FALSE(read->offerings.has_value());
+  EXPECT_EQ(OfferingsRegion(*read), "");
+
+  files.offerings = std::vector<OfferingRow>{{"r1", "r1a", "r1-az1", "x1k.large"},
+                                             {"r1", "r1b", "", "x1k.large"}};
+  ASSERT_TRUE(WriteCatalogDirectory(dir, files).ok());
+  read = ReadCatalogDirectory(dir);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->offerings, files.offerings);
+}
+
 TEST(AwsCatalogFilesTest, MissingDirectoryIsNotFound) {
   EXPECT_EQ(ReadCatalogDirectory("/nonexistent/dovetail-catalog").status().code(),
             absl::StatusCode::kNotFound);
@@ -575,6 +639,16 @@ TEST(AwsCatalogBuildTest, RejectsAnEmptyRegion) {
   options.region = "";
   EXPECT_EQ(BuildCatalog(CatalogFiles(), options).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+TEST(AwsCatalogParseTest, RejectsBadOfferingRows) {
+  const std::string header = "region,zone,zone_id,instance_type\n";
+  ExpectInvalid(ParseOfferingsCsv(header + "r,z,,t\nr,z,,t\n", "o.csv").status(),
+                {"o.csv:3:", "duplicate offering"});
+  ExpectInvalid(ParseOfferingsCsv(header + "r,z,id1,t\nr,z,id2,u\n", "o.csv").status(),
+                {"o.csv:3:", "zone id"});
+  ExpectInvalid(ParseOfferingsCsv(header + "r,,,t\n", "o.csv").status(), {"o.csv:2:", "zone"});
+  EXPECT_TRUE(ParseOfferingsCsv(header + "r,za,id1,t\nr,zb,id2,t\n", "o.csv").ok());
 }
 
 }  // namespace

@@ -59,6 +59,11 @@ absl::StatusOr<cloudprovider::Catalog> LoadCatalog(const CatalogSpec& spec) {
     files = cloudprovider::ReadCatalogFiles(spec.catalog, spec.prices, spec.spot_prices);
   }
   if (!files.ok()) return files.status();
+  // An exported catalog (offerings.csv) is of one region: the default.
+  if (spec.region.empty()) {
+    std::string region = cloudprovider::OfferingsRegion(*files);
+    if (!region.empty()) options.region = std::move(region);
+  }
   return cloudprovider::BuildCatalog(*files, options);
 }
 

@@ -23,12 +23,14 @@ namespace dovetail::simulate {
 
 struct CatalogSpec {
   // "kwok" for the built-in synthetic catalog, or the path of an instance-types CSV (or of a
-  // directory holding instance-types.csv, on-demand-prices.csv and optionally spot-prices.csv).
+  // directory holding instance-types.csv, on-demand-prices.csv and optionally spot-prices.csv
+  // and offerings.csv).
   std::string catalog = "kwok";
-  std::string prices;              // on-demand prices CSV (region,instance_type,usd_per_hour)
-  std::string spot_prices;         // spot prices CSV (region,zone,instance_type,usd_per_hour)
-  std::string region;              // default: us-east-1 for CSV catalogs, test-region for kwok
-  std::vector<std::string> zones;  // default: the region's a, b and c
+  std::string prices;       // on-demand prices CSV (region,instance_type,usd_per_hour)
+  std::string spot_prices;  // spot prices CSV (region,zone,instance_type,usd_per_hour)
+  // Default: offerings.csv's region, else us-east-1 for CSV catalogs; test-region for kwok.
+  std::string region;
+  std::vector<std::string> zones;  // default: offerings.csv's zones, else the region's a, b and c
 };
 
 absl::StatusOr<cloudprovider::Catalog> LoadCatalog(const CatalogSpec& spec);
