@@ -529,20 +529,7 @@ absl::StatusOr<Repack> RepackAll(const Cluster& c) {
   in.pools.push_back(std::move(t));
   std::vector<std::unique_ptr<core::Pod>> owned;
   for (const core::DaemonSet& ds : view.daemon_sets) {
-    auto pod = std::make_unique<core::Pod>();
-    pod->metadata = ds.spec.template_.metadata;
-    pod->metadata.name = ds.metadata.name;
-    pod->metadata.namespace_ = ds.metadata.namespace_;
-    pod->metadata.uid = absl::StrCat("daemonset-", ds.metadata.uid);
-    core::OwnerReference owner;
-    owner.api_version = "apps/v1";
-    owner.kind = "DaemonSet";
-    owner.name = ds.metadata.name;
-    owner.uid = ds.metadata.uid;
-    owner.controller = true;
-    pod->metadata.owner_references.push_back(std::move(owner));
-    pod->spec = ds.spec.template_.spec;
-    owned.push_back(std::move(pod));
+    owned.push_back(controllers::provisioning::DaemonSetPod(ds));
     in.daemon_sets.push_back(
         {absl::StrCat(ds.metadata.namespace_, "/", ds.metadata.name), owned.back().get()});
   }

@@ -27,26 +27,6 @@ std::string PodKey(const core::Pod& pod) {
   return absl::StrCat(pod.metadata.namespace_, "/", pod.metadata.name);
 }
 
-// The pod a DaemonSet would run on a new node (as provisioning builds it).
-std::unique_ptr<core::Pod> DaemonSetPod(const core::DaemonSet& ds) {
-  auto pod = std::make_unique<core::Pod>();
-  pod->api_version = "v1";
-  pod->kind = "Pod";
-  pod->metadata = ds.spec.template_.metadata;
-  pod->metadata.name = ds.metadata.name;
-  pod->metadata.namespace_ = ds.metadata.namespace_;
-  pod->metadata.uid = absl::StrCat("daemonset-", ds.metadata.uid);
-  core::OwnerReference owner;
-  owner.api_version = "apps/v1";
-  owner.kind = "DaemonSet";
-  owner.name = ds.metadata.name;
-  owner.uid = ds.metadata.uid;
-  owner.controller = true;
-  pod->metadata.owner_references.push_back(std::move(owner));
-  pod->spec = ds.spec.template_.spec;
-  return pod;
-}
-
 class SolveSimulator final : public Simulator {
  public:
   absl::Status Init(const ClusterView& view, const Options& options) {
@@ -80,7 +60,7 @@ class SolveSimulator final : public Simulator {
     }
 
     for (const core::DaemonSet& ds : view.daemon_sets) {
-      owned_.push_back(DaemonSetPod(ds));
+      owned_.push_back(provisioning::DaemonSetPod(ds));
       base.daemon_sets.push_back(
           {absl::StrCat(ds.metadata.namespace_, "/", ds.metadata.name), owned_.back().get()});
     }

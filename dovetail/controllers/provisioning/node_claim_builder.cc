@@ -62,6 +62,25 @@ std::string NodeClassLabelKey(const v1::NodePool& pool) {
   return absl::StrCat(ref->group, "/", absl::AsciiStrToLower(ref->kind));
 }
 
+std::unique_ptr<core::Pod> DaemonSetPod(const core::DaemonSet& ds) {
+  auto pod = std::make_unique<core::Pod>();
+  pod->api_version = "v1";
+  pod->kind = "Pod";
+  pod->metadata = ds.spec.template_.metadata;
+  pod->metadata.name = ds.metadata.name;
+  pod->metadata.namespace_ = ds.metadata.namespace_;
+  pod->metadata.uid = absl::StrCat("daemonset-", ds.metadata.uid);
+  core::OwnerReference owner;
+  owner.api_version = "apps/v1";
+  owner.kind = "DaemonSet";
+  owner.name = ds.metadata.name;
+  owner.uid = ds.metadata.uid;
+  owner.controller = true;
+  pod->metadata.owner_references.push_back(std::move(owner));
+  pod->spec = ds.spec.template_.spec;
+  return pod;
+}
+
 std::string NodePoolHash(const v1::NodePool& pool) {
   auto it = pool.metadata.annotations.find(std::string(v1::kNodePoolHashAnnotationKey));
   if (it != pool.metadata.annotations.end() && !it->second.empty()) return it->second;

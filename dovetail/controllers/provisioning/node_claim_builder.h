@@ -15,11 +15,14 @@
 // Pure functions; thread-safe.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dovetail/apis/core/pod.h"
+#include "dovetail/apis/core/workloads.h"
 #include "dovetail/apis/v1/nodeclaim.h"
 #include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/cloudprovider/instance_type.h"
@@ -48,6 +51,11 @@ absl::StatusOr<solver::PoolTemplate> BuildPoolTemplate(
 struct BuildOptions {
   bool min_values_strict = true;  // MIN_VALUES_POLICY=Strict: no min-values-relaxed annotation
 };
+
+// The pod a DaemonSet would run on a new node: its template with the DaemonSet's name, namespace
+// and a controller owner reference (the solver's DaemonSet overhead and the provisioner's and
+// disruption's simulations use it).
+std::unique_ptr<apis::core::Pod> DaemonSetPod(const apis::core::DaemonSet& daemon_set);
 
 apis::v1::NodeClaim BuildNodeClaim(const apis::v1::NodePool& node_pool,
                                    const solver::NewNodeClaim& planned,
