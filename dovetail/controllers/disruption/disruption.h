@@ -140,6 +140,9 @@ struct Command {
   // 0: delete; else the NodeClaims to launch first (consolidation: at most 1). Their `pods`
   // pointers are cleared (they pointed into the simulation).
   std::vector<solver::NewNodeClaim> replacements;
+  // Existing nodes the simulation puts the moved pods on; nominated while the command runs so
+  // that no other command removes them (§4).
+  std::vector<std::string> destinations;
   double savings_per_hour = 0;  // Σ candidate prices − Σ replacement prices
   int pods_moved = 0;
   apis::v1::DisruptionReason reason() const { return ReasonOf(method); }

@@ -362,6 +362,9 @@ TEST(DisruptionTest, SingleNodeDeletesWhenPodsFitElsewhere) {
   EXPECT_EQ(result->commands[0].Decision(), "delete");
   EXPECT_THAT(result->commands[0].candidates, SizeIs(1));
   EXPECT_NEAR(result->commands[0].savings_per_hour, 0.20, 1e-9);
+  // The other node receives the moved pod, so it is named as a destination.
+  const std::string other = result->commands[0].candidates[0].name == "a" ? "b" : "a";
+  EXPECT_THAT(result->commands[0].destinations, ElementsAre(other));
 }
 
 TEST(DisruptionTest, UnschedulablePodsMakeConsolidationANoOp) {

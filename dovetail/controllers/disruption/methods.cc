@@ -162,6 +162,9 @@ absl::StatusOr<std::optional<Command>> ComputeConsolidation(Method method,
   Command command;
   command.method = method;
   command.candidates.assign(candidates.begin(), candidates.end());
+  for (const solver::ExistingPlacement& placed : result.plan.existing) {
+    command.destinations.push_back(placed.node);
+  }
   double sources = 0;
   bool all_spot = true;
   for (const Candidate& c : candidates) {
@@ -452,6 +455,9 @@ absl::StatusOr<MethodResult> Drift(const ClusterView& view, const Simulator& sim
     Command command;
     command.method = Method::kDrift;
     command.pods_moved = static_cast<int>(c.reschedulable.size());
+    for (const solver::ExistingPlacement& placed : result.plan.existing) {
+      command.destinations.push_back(placed.node);
+    }
     double launched = 0;
     for (solver::NewNodeClaim& claim : result.plan.node_claims) {
       claim.pods.clear();

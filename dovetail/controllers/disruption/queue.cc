@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -495,10 +496,16 @@ absl::StatusOr<std::string> Queue::StartCommand(
     }
   }
 
-  // 4. Only now: mark the candidates and nominate the replacements.
+  // 4. Only now: mark the candidates and nominate the replacements and the existing nodes the
+  // moved pods are expected on.
   cluster_.MarkForDeletion(keys);
   for (const std::string& name : entry->replacements) {
     cluster_.Nominate(state::UnlaunchedNodeClaimKey(name), options_.nomination);
+  }
+  for (const std::string& name : command.destinations) {
+    if (std::optional<state::StateNode> node = cluster_.GetByNodeName(name); node.has_value()) {
+      cluster_.Nominate(node->Key(), options_.nomination);
+    }
   }
 
   // 5. Queue.

@@ -231,6 +231,14 @@ TEST_F(QueueTest, UnknownReplacementPoolIsRejectedBeforeAnyWrite) {
   EXPECT_THAT(writer_.tainted, IsEmpty());
 }
 
+TEST_F(QueueTest, StartedCommandNominatesTheDestinations) {
+  Command command = Delete({"a"});
+  command.destinations = {"b", "unknown-node"};
+  ASSERT_TRUE(queue_.StartCommand(command, pools_).ok());
+  EXPECT_TRUE(cluster_.GetByNodeName("b")->Nominated(clock_.Now()));
+  EXPECT_FALSE(cluster_.GetByNodeName("a")->Nominated(clock_.Now()));
+}
+
 TEST_F(QueueTest, DeleteGoesOnWithoutACandidateThatCannotBeTainted) {
   writer_.fail_taint.insert("b");
   ASSERT_TRUE(queue_.StartCommand(Delete({"a", "b"}), pools_).ok());
