@@ -208,6 +208,12 @@ int RunExport(const ExportFlags& f) {
               << "\n";
   }
 
+  // What simulate will read must parse: check before writing anything.
+  if (absl::StatusOr<std::vector<cp::InstanceTypeRow>> back = cp::ParseInstanceTypesCsv(
+          cp::FormatInstanceTypesCsv(files->instance_types), cp::kInstanceTypesFile);
+      !back.ok()) {
+    return Fail("the exported catalog would not read back", back.status());
+  }
   std::error_code ec;
   std::filesystem::create_directories(f.output, ec);
   if (ec) return Fail(absl::StrCat("creating ", f.output), absl::InternalError(ec.message()));

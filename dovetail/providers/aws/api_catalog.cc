@@ -18,6 +18,14 @@ using cloudprovider::InstanceTypeRow;
 
 std::string Lower(std::string_view s) { return absl::AsciiStrToLower(AsAbsl(s)); }
 
+// A name as a label value, as upstream writes it: lower case, spaces as dashes
+// ("RTX PRO 4500" => rtx-pro-4500).
+std::string LabelName(std::string_view s) {
+  std::string out = Lower(s);
+  std::replace(out.begin(), out.end(), ' ', '-');
+  return out;
+}
+
 bool Contains(const std::vector<std::string>& v, std::string_view x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
@@ -69,7 +77,7 @@ absl::StatusOr<InstanceTypeRow> InstanceTypeRowFromApi(const Ec2InstanceTypeInfo
   row.size = dot == std::string::npos ? "" : row.name.substr(dot + 1);
   CategoryAndGeneration(row.family, &row.category, &row.generation);
   row.os = "linux";
-  row.cpu_manufacturer = Lower(info.manufacturer);
+  row.cpu_manufacturer = LabelName(info.manufacturer);
   row.cpu_sustained_clock_speed_mhz =
       static_cast<int64_t>(std::llround(info.sustained_clock_speed_ghz * 1000));
   row.capability_flex = row.family.ends_with("-flex");
@@ -77,8 +85,8 @@ absl::StatusOr<InstanceTypeRow> InstanceTypeRowFromApi(const Ec2InstanceTypeInfo
   row.memory_mib = info.memory_mib;
   if (info.gpus.size() == 1) {
     const auto& g = info.gpus[0];
-    row.gpu_name = Lower(g.name);
-    row.gpu_manufacturer = Lower(g.manufacturer);
+    row.gpu_name = LabelName(g.name);
+    row.gpu_manufacturer = LabelName(g.manufacturer);
     row.gpu_count = g.count;
     row.gpu_memory_mib = g.memory_mib;
     if (row.gpu_manufacturer == "nvidia") row.nvidia_gpu = g.count;
@@ -88,8 +96,8 @@ absl::StatusOr<InstanceTypeRow> InstanceTypeRowFromApi(const Ec2InstanceTypeInfo
       !info.neuron_devices.empty() ? info.neuron_devices : info.inference_accelerators;
   if (accelerators.size() == 1) {
     const auto& a = accelerators[0];
-    row.accelerator_name = Lower(a.name);
-    row.accelerator_manufacturer = Lower(a.manufacturer);
+    row.accelerator_name = LabelName(a.name);
+    row.accelerator_manufacturer = LabelName(a.manufacturer);
     row.accelerator_count = a.count;
     if (!info.neuron_devices.empty()) {
       row.neuron = a.count;
