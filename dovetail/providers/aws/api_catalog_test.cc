@@ -103,6 +103,26 @@ TEST(ApiCatalogTest, CategoryAndGenerationFollowUpstreamsScheme) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(ApiCatalogTest, GpuNamesBecomeLabelValuesAsUpstreamWritesThem) {
+  Ec2InstanceTypeInfo g7 = M5Large();
+  g7.instance_type = "g7.2xlarge";
+  Ec2InstanceTypeInfo::Gpu gpu;
+  gpu.name = "RTX PRO 4500";
+  gpu.manufacturer = "NVIDIA";
+  gpu.count = 1;
+  gpu.memory_mib = 32768;
+  g7.gpus = {gpu};
+  auto row = InstanceTypeRowFromApi(g7, nullptr);
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_EQ(row->gpu_name, "rtx-pro-4500");
+  EXPECT_EQ(row->gpu_manufacturer, "nvidia");
+  EXPECT_EQ(row->nvidia_gpu, 1);
+  // The row reads back from instance-types.csv (simulate's catalog directory).
+  EXPECT_TRUE(cloudprovider::ParseInstanceTypesCsv(cloudprovider::FormatInstanceTypesCsv({*row}),
+                                                   "instance-types.csv")
+                  .ok());
+}
+
 TEST(ApiCatalogTest, OffersEachTypeOnlyInItsZonesWithPerZoneSpotPrices) {
   Ec2InstanceTypeInfo no_spot = M5Large();
   no_spot.instance_type = "m5.xlarge";
