@@ -243,7 +243,8 @@ TEST_F(DisruptionControllerIntegrationTest, RemovesStaleMarksThenAnEmptyNodeWith
                 .Value({"delete", "empty", "empty"}),
             1);
   // Let a few more passes run: the do-not-disrupt node stays, explained.
-  absl::SleepFor(absl::Seconds(1));
+  const int64_t passes = controller_->stats().passes;
+  ASSERT_TRUE(WaitFor([&] { return controller_->stats().passes >= passes + 3; }));
   EXPECT_FALSE(Gone(kept));
   EXPECT_FALSE(Tainted(kept));
   const auto explanations = controller_->explanations();
