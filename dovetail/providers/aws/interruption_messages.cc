@@ -41,6 +41,18 @@ InterruptionMessage Fail(InterruptionMessage& m, InterruptionKind kind, std::str
   return std::move(m);
 }
 
+// An AWS Health time: RFC 1123 with "GMT" (what the Health API writes in EventBridge events) or
+// RFC 3339. InfinitePast for anything else.
+absl::Time ParseHealthTime(const std::string& text) {
+  absl::Time t;
+  std::string err;
+  for (const char* format : {"%a, %d %b %Y %H:%M:%S GMT", "%d %b %Y %H:%M:%S GMT",
+                             "%a, %d %b %Y %H:%M:%S UTC", absl::RFC3339_full}) {
+    if (absl::ParseTime(format, text, absl::UTCTimeZone(), &t, &err)) return t;
+  }
+  return absl::InfinitePast();
+}
+
 // Fills the envelope. Returns an error reason for a malformed envelope, empty when it is fine.
 std::string ParseEnvelope(const json& doc, InterruptionMessage& m) {
   for (const char* key : {"id", "source", "detail-type", "account", "region", "time", "version"}) {
@@ -122,6 +134,8 @@ InterruptionMessage ParseDocument(const json& doc) {
     }
     m.event_arn = StringMember(*detail, "eventArn").value_or("");
     m.event_type_code = StringMember(*detail, "eventTypeCode").value_or("");
+    m.start_time = ParseHealthTime(StringMember(*detail, "startTime").value_or(""));
+    m.end_time = ParseHealthTime(StringMember(*detail, "endTime").value_or(""));
     const json* entities = Member(*detail, "affectedEntities");
     if (entities == nullptr || !entities->is_array()) {
       return Fail(m, InterruptionKind::kInvalid, "detail has no \"affectedEntities\" array");

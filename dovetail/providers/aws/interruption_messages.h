@@ -62,6 +62,11 @@ struct InterruptionMessage {
   std::string state;            // state change: the new state
   std::string event_type_code;  // Health: e.g. AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED
   std::string event_arn;        // Health
+  // Health: the scheduled window, from detail.startTime / endTime (RFC 1123 as AWS Health writes
+  // them, "Sat, 05 Dec 2026 15:00:00 GMT", or RFC 3339). InfinitePast when absent or unparseable:
+  // the window is advisory, so a bad time never makes the message invalid.
+  absl::Time start_time = absl::InfinitePast();
+  absl::Time end_time = absl::InfinitePast();
 
   bool actionable() const {
     return kind != InterruptionKind::kUnknown && kind != InterruptionKind::kInvalid;

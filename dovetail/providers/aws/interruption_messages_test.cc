@@ -81,6 +81,33 @@ TEST(InterruptionMessagesTest, ParsesScheduledChangeWithEveryAffectedInstance) {
   EXPECT_EQ(InterruptionKindName(m.kind), "scheduled_change");
 }
 
+TEST(InterruptionMessagesTest, ParsesTheScheduledWindowOfAHealthEvent) {
+  const absl::TimeZone utc = absl::UTCTimeZone();
+  InterruptionMessage m = ParseInterruptionMessage(kHealth);
+  ASSERT_EQ(m.kind, InterruptionKind::kScheduledChange) << m.reason;
+  EXPECT_EQ(m.start_time, absl::FromCivil(absl::CivilSecond(2026, 12, 5, 15, 0, 0), utc));
+  EXPECT_EQ(m.end_time, absl::FromCivil(absl::CivilSecond(2026, 12, 5, 17, 0, 0), utc));
+
+  // One-digit days and RFC 3339 are read too.
+  std::string other = kHealth;
+  other.replace(other.find("Sat, 05 Dec 2026 15:00:00 GMT"), 29, "Sat, 5 Dec 2026 15:30:00 GMT");
+  other.replace(other.find("Sat, 05 Dec 2026 17:00:00 GMT"), 29, "2026-12-05T18:00:00Z");
+  m = ParseInterruptionMessage(other);
+  ASSERT_EQ(m.kind, InterruptionKind::kScheduledChange) << m.reason;
+  EXPECT_EQ(m.start_time, absl::FromCivil(absl::CivilSecond(2026, 12, 5, 15, 30, 0), utc));
+  EXPECT_EQ(m.end_time, absl::FromCivil(absl::CivilSecond(2026, 12, 5, 18, 0, 0), utc));
+
+  // An unreadable or missing window is absent, not a reason to drop the event.
+  std::string bad = kHealth;
+  bad.replace(bad.find("Sat, 05 Dec 2026 15:00:00 GMT"), 29, "next Tuesday");
+  const std::string end = R"(, "endTime": "Sat, 05 Dec 2026 17:00:00 GMT")";
+  bad.replace(bad.find(end), end.size(), "");
+  m = ParseInterruptionMessage(bad);
+  ASSERT_EQ(m.kind, InterruptionKind::kScheduledChange) << m.reason;
+  EXPECT_EQ(m.start_time, absl::InfinitePast());
+  EXPECT_EQ(m.end_time, absl::InfinitePast());
+}
+
 TEST(InterruptionMessagesTest, HealthEventsOfOtherServicesOrCategoriesAreUnknown) {
   std::string other_service = kHealth;
   other_service.replace(other_service.find("\"service\": \"EC2\""), 16, "\"service\": \"RDS\"");
