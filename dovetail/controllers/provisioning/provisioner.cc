@@ -20,6 +20,7 @@
 #include "dovetail/common/log.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/controllers/provisioning/node_claim_builder.h"
+#include "dovetail/controllers/provisioning/on_demand_base.h"
 #include "dovetail/controllers/provisioning/pod_filter.h"
 #include "dovetail/kube/resource.h"
 #include "dovetail/solver/solver.h"
@@ -281,8 +282,23 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
   solver::Input input;
   existing.AppendTo(input);
   absl::flat_hash_map<std::string, std::shared_ptr<const v1::NodePool>> pools;
+  absl::flat_hash_map<std::string, OnDemandBase> on_demand_bases;
   for (const auto& pool : node_pools_.store().List()) {
     if (!NodePoolUsable(*pool, options_.require_ready_node_pools)) continue;
+    kube::ObjectReference pool_ref{.api_version = std::string(v1::kApiVersion),
+                                   .kind = std::string(v1::kNodePoolKind),
+                                   .ns = "",
+                                   .name = pool->metadata.name,
+                                   .uid = pool->metadata.uid};
+    // An invalid on-demand base is reported and ignored; the pool is still used.
+    if (absl::StatusOr<std::optional<OnDemandBase>> base = OnDemandBaseOf(*pool); !base.ok()) {
+      log::Error(kLogger, "ignoring the on-demand base",
+                 {{"NodePool", pool->metadata.name}, {"error", base.status().ToString()}});
+      (void)deps_.events.Record(pool_ref, "Warning", "InvalidOnDemandBase", "Provisioning",
+                                absl::StrCat(base.status().message(), "; ignored"));
+    } else if (base->has_value()) {
+      on_demand_bases[pool->metadata.name] = **base;
+    }
     absl::StatusOr<cloudprovider::Catalog> catalog = deps_.cloud.GetInstanceTypes(*pool);
     if (!catalog.ok()) {
       AddError(catalog.status());
@@ -300,13 +316,8 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
       t->instance_types.push_back(type);
     }
     if (t->instance_types.empty()) {
-      kube::ObjectReference ref{.api_version = std::string(v1::kApiVersion),
-                                .kind = std::string(v1::kNodePoolKind),
-                                .ns = "",
-                                .name = pool->metadata.name,
-                                .uid = pool->metadata.uid};
       (void)deps_.events.Record(
-          ref, "Warning", "NoCompatibleInstanceTypes", "Provisioning",
+          pool_ref, "Warning", "NoCompatibleInstanceTypes", "Provisioning",
           "NodePool requirements filtered out all compatible available instance types");
       continue;
     }
@@ -344,6 +355,30 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     log::Info(
         kLogger, "computed new nodeclaim(s) to fit pod(s)",
         {{"nodeclaims", std::to_string(plan.node_claims.size())}, {"pods", std::to_string(pods)}});
+  }
+
+  // The on-demand base (on_demand_base.h): the first new NodeClaims of a pool below its base are
+  // narrowed to on-demand. The counts include in-flight NodeClaims (created into state at once).
+  if (!on_demand_bases.empty() && !plan.node_claims.empty()) {
+    for (const OnDemandBaseOutcome& o :
+         ApplyOnDemandBase(plan.node_claims, on_demand_bases, CountCapacityTypes(snapshot.nodes))) {
+      if (o.narrowed > 0) {
+        log::Info(kLogger, "narrowed nodeclaim(s) to on-demand for the on-demand base",
+                  {{"NodePool", o.pool},
+                   {"base", o.base.String()},
+                   {"narrowed", std::to_string(o.narrowed)},
+                   {"on-demand", std::to_string(o.on_demand)},
+                   {"required", std::to_string(o.required)}});
+      }
+      if (!o.Met()) {
+        log::Error(kLogger, "on-demand base not met",
+                   {{"NodePool", o.pool},
+                    {"base", o.base.String()},
+                    {"on-demand", std::to_string(o.on_demand)},
+                    {"required", std::to_string(o.required)},
+                    {"reasons", absl::StrJoin(o.failures, "; ")}});
+      }
+    }
   }
 
   const absl::Duration nomination =
