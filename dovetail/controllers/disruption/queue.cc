@@ -158,6 +158,31 @@ QueueDecision Decide(std::span<const ReplacementState> replacements, absl::Time 
   return {all_launched ? QueueAction::kWaitReadiness : QueueAction::kWaitLaunch, ""};
 }
 
+QueueDecision DecideInvoluntary(std::span<const ReplacementState> replacements, absl::Time now,
+                                absl::Time deadline, bool delete_when_ready) {
+  if (now >= deadline) return {QueueAction::kTerminate, "deadline reached"};
+  bool all_initialized = true;
+  bool all_launched = true;
+  std::string gone;
+  for (const ReplacementState& r : replacements) {
+    if (!r.exists || r.deleting) {
+      if (gone.empty()) gone = r.name;
+      continue;
+    }
+    all_initialized = all_initialized && r.initialized;
+    all_launched = all_launched && r.launched;
+  }
+  if (!gone.empty()) {
+    if (!delete_when_ready) return {QueueAction::kWaitDeadline, ""};
+    return {QueueAction::kTerminate, absl::StrCat("replacement nodeclaim ", gone, " was deleted")};
+  }
+  if (all_initialized) {
+    if (!delete_when_ready) return {QueueAction::kWaitDeadline, ""};
+    return {QueueAction::kTerminate, "replacements initialized"};
+  }
+  return {all_launched ? QueueAction::kWaitReadiness : QueueAction::kWaitLaunch, ""};
+}
+
 kube::ObjectReference NodeRef(const state::StateNode& node) {
   kube::ObjectReference ref{.api_version = "v1", .kind = "Node", .ns = "", .name = "", .uid = ""};
   if (node.node != nullptr) {
@@ -396,8 +421,92 @@ QueueStats Queue::stats() const {
   return stats_;
 }
 
+std::optional<CommandInfo> Queue::Find(std::string_view node) const {
+  absl::MutexLock serial(&reconcile_mu_);  // MakeInvoluntary changes entries under it
+  absl::MutexLock lock(&mu_);
+  std::shared_ptr<Entry> entry = FindLocked(node);
+  if (entry == nullptr) return std::nullopt;
+  return CommandInfo{.id = entry->id,
+                     .involuntary = entry->involuntary,
+                     .delete_when_ready = entry->delete_when_ready,
+                     .cordon = entry->cordon,
+                     .deadline = entry->deadline,
+                     .reason = entry->reason_name,
+                     .replacements = entry->replacements};
+}
+
+std::shared_ptr<Queue::Entry> Queue::FindLocked(std::string_view node) const {
+  for (const auto& [id, entry] : entries_) {
+    for (const state::StateNode& n : entry->candidates) {
+      if (n.Key() == node || (n.node_claim != nullptr && n.node_claim->metadata.name == node)) {
+        return entry;
+      }
+    }
+  }
+  return nullptr;
+}
+
+void Queue::Cordon(Entry& entry) {
+  bool done = true;
+  std::vector<std::string> keys;
+  for (const state::StateNode& n : entry.candidates) {
+    keys.push_back(n.Key());
+    if (n.node == nullptr) continue;
+    const std::string& name = n.node->meta.name;
+    if (entry.tainted.contains(name)) continue;
+    const absl::Status status = writer_.Taint(name);
+    if (status.ok()) {
+      entry.tainted.insert(name);
+    } else {
+      log::Error(kLogger, "failed to taint disrupted node",
+                 {{"Node", name}, {"command", entry.id}, {"error", status.ToString()}});
+      done = false;
+    }
+  }
+  cluster_.MarkForDeletion(keys);
+  entry.cordoned = done;
+}
+
+absl::StatusOr<std::string> Queue::MakeInvoluntary(std::string_view node,
+                                                   const CommandOptions& options) {
+  absl::MutexLock serial(&reconcile_mu_);  // entries are Reconcile's to change
+  std::shared_ptr<Entry> entry;
+  {
+    absl::MutexLock lock(&mu_);
+    entry = FindLocked(node);
+  }
+  if (entry == nullptr) {
+    return absl::NotFoundError(Cat("no disruption command holds ", node));
+  }
+  const bool was_involuntary = entry->involuntary;
+  entry->involuntary = true;
+  // A voluntary command counts as delete_when_ready and cordon.
+  entry->delete_when_ready = entry->delete_when_ready || options.delete_when_ready;
+  entry->cordon = entry->cordon || options.cordon;
+  if (options.deadline.has_value()) entry->deadline = std::min(entry->deadline, *options.deadline);
+  if (!options.reason.empty()) {
+    entry->reason_name = options.reason;
+    entry->reason_label = absl::AsciiStrToLower(options.reason);
+  }
+  if (entry->rolling_back) {
+    // Resumed: the candidates go away after all (marks are restored below).
+    entry->rolling_back = false;
+    entry->cordoned = false;
+  }
+  if (entry->cordon && !entry->cordoned) Cordon(*entry);
+  log::Info(kLogger, "disruption command made involuntary",
+            {{"command", entry->id},
+             {"reason", entry->reason_name},
+             {"was_involuntary", was_involuntary ? "true" : "false"},
+             {"deadline", Rfc3339(entry->deadline)},
+             {"delete_when_ready", entry->delete_when_ready ? "true" : "false"},
+             {"cordon", entry->cordon ? "true" : "false"}});
+  return entry->id;
+}
+
 absl::StatusOr<std::string> Queue::StartCommand(
-    const Command& command, const absl::flat_hash_map<std::string, v1::NodePool>& node_pools) {
+    const Command& command, const absl::flat_hash_map<std::string, v1::NodePool>& node_pools,
+    const CommandOptions& options) {
   if (command.candidates.empty()) return absl::InvalidArgumentError("command has no candidates");
   for (const solver::NewNodeClaim& r : command.replacements) {
     if (!node_pools.contains(r.pool)) {
@@ -410,6 +519,16 @@ absl::StatusOr<std::string> Queue::StartCommand(
   entry->method = command.method;
   entry->reason = ReasonOfMethod(command.method);
   entry->decision = command.replacements.empty() ? "delete" : "replace";
+  entry->involuntary = options.involuntary;
+  entry->delete_when_ready = !options.involuntary || options.delete_when_ready;
+  entry->cordon = !options.involuntary || options.cordon;
+  if (options.involuntary) {
+    entry->reason_name = options.reason.empty() ? "Involuntary" : options.reason;
+    entry->reason_label = absl::AsciiStrToLower(entry->reason_name);
+  } else {
+    entry->reason_name = std::string(ReasonName(entry->reason));
+    entry->reason_label = ReasonLabel(entry->reason);
+  }
   std::vector<std::string> keys;
   for (const Candidate& c : command.candidates) keys.push_back(c.node.Key());
   // 1. Reserve the candidates.
@@ -423,7 +542,7 @@ absl::StatusOr<std::string> Queue::StartCommand(
       }
     }
     for (const std::string& key : keys) held_.insert(key);
-    entry->id = absl::StrCat(ReasonLabel(entry->reason), "-", ++next_id_);
+    entry->id = absl::StrCat(entry->reason_label, "-", ++next_id_);
   }
   auto release = [&](const std::vector<std::string>& released) {
     absl::MutexLock lock(&mu_);
@@ -438,15 +557,18 @@ absl::StatusOr<std::string> Queue::StartCommand(
     return status;
   };
 
-  // 2. Taint and condition.
-  const std::string_view reason = ReasonName(entry->reason);
+  // 2. Taint and condition (involuntary: taint only, and only with cordon).
+  const std::string_view reason = entry->reason_name;
   const bool pure_delete = command.replacements.empty();
   for (const Candidate& c : command.candidates) {
     const std::string claim_name =
         c.node.node_claim != nullptr ? c.node.node_claim->metadata.name : c.node_claim;
-    absl::Status status = writer_.Taint(c.name);
-    if (status.ok()) {
-      entry->tainted.insert(c.name);
+    absl::Status status;
+    if (entry->cordon) {
+      status = writer_.Taint(c.name);
+      if (status.ok()) entry->tainted.insert(c.name);
+    }
+    if (status.ok() && !entry->involuntary) {
       status = writer_.SetDisruptionReason(claim_name, reason);
       if (status.ok()) entry->conditioned.insert(claim_name);
     }
@@ -486,8 +608,8 @@ absl::StatusOr<std::string> Queue::StartCommand(
     const std::string name = stored->metadata.name;
     entry->replacements.push_back(name);
     if (created_ != nullptr) {
-      created_->Inc({ReasonLabel(entry->reason), planned.pool,
-                     planned.min_values_relaxed ? "true" : "false"});
+      created_->Inc(
+          {entry->reason_label, planned.pool, planned.min_values_relaxed ? "true" : "false"});
     }
     log::Info(kLogger, "created nodeclaim",
               {{"NodePool", planned.pool}, {"NodeClaim", name}, {"command", entry->id}});
@@ -498,7 +620,10 @@ absl::StatusOr<std::string> Queue::StartCommand(
 
   // 4. Only now: mark the candidates and nominate the replacements and the existing nodes the
   // moved pods are expected on.
-  cluster_.MarkForDeletion(keys);
+  if (entry->cordon) {
+    cluster_.MarkForDeletion(keys);
+    entry->cordoned = true;
+  }
   for (const std::string& name : entry->replacements) {
     cluster_.Nominate(state::UnlaunchedNodeClaimKey(name), options_.nomination);
   }
@@ -513,7 +638,8 @@ absl::StatusOr<std::string> Queue::StartCommand(
   for (const state::StateNode& n : entry->candidates) names.push_back(n.Name());
   {
     absl::MutexLock lock(&mu_);
-    entry->deadline = clock_.Now() + CommandTimeout(entries_.size() + 1, options_);
+    entry->deadline =
+        options.deadline.value_or(clock_.Now() + CommandTimeout(entries_.size() + 1, options_));
     entries_[entry->id] = entry;
     ++stats_.started;
   }
@@ -521,6 +647,8 @@ absl::StatusOr<std::string> Queue::StartCommand(
             {{"command", entry->id},
              {"reason", std::string(reason)},
              {"decision", entry->decision},
+             {"involuntary", entry->involuntary ? "true" : "false"},
+             {"deadline", Rfc3339(entry->deadline)},
              {"nodes", absl::StrJoin(names, ",")},
              {"replacements", absl::StrJoin(entry->replacements, ",")}});
   return entry->id;
@@ -593,16 +721,36 @@ void Queue::Reconcile() {
         }
         replacements.push_back(std::move(r));
       }
-      const QueueDecision decision = Decide(replacements, now, entry->deadline);
+      if (entry->involuntary && entry->cordon && !entry->cordoned) Cordon(*entry);
+      const QueueDecision decision =
+          entry->involuntary
+              ? DecideInvoluntary(replacements, now, entry->deadline, entry->delete_when_ready)
+              : Decide(replacements, now, entry->deadline);
+      if (entry->involuntary && decision.action != QueueAction::kTerminate) {
+        // Keep the replacements from being disrupted while they wait (possibly empty).
+        for (const ReplacementState& r : replacements) {
+          if (!r.exists || r.deleting) continue;
+          if (std::optional<state::StateNode> node = cluster_.GetByNodeClaimName(r.name)) {
+            cluster_.Nominate(node->Key(), options_.nomination);
+          }
+        }
+      }
       switch (decision.action) {
+        case QueueAction::kWaitDeadline: {
+          if (entry->last_event == decision.action) break;
+          entry->last_event = decision.action;
+          log::Info(kLogger, "replacements ready, waiting for the deadline",
+                    {{"command", entry->id}, {"deadline", Rfc3339(entry->deadline)}});
+          break;
+        }
         case QueueAction::kWaitLaunch:
         case QueueAction::kWaitReadiness: {
           if (entry->last_event == decision.action) break;
           entry->last_event = decision.action;
           const bool launch = decision.action == QueueAction::kWaitLaunch;
           const std::string note =
-              launch ? Cat("Launching NodeClaim: ", ReasonName(entry->reason), "/", entry->decision,
-                           " ", absl::StrJoin(entry->replacements, ","))
+              launch ? Cat("Launching NodeClaim: ", entry->reason_name, "/", entry->decision, " ",
+                           absl::StrJoin(entry->replacements, ","))
                      : absl::StrCat("Waiting on readiness to continue disruption: ",
                                     absl::StrJoin(entry->replacements, ","));
           for (const state::StateNode& n : entry->candidates) {
@@ -613,6 +761,9 @@ void Queue::Reconcile() {
           break;
         }
         case QueueAction::kTerminate: {
+          // Not cordoned (involuntary, cordon=false): provisioning must plan room for the pods
+          // from now on. The termination controller taints the Node.
+          if (!entry->cordoned) cluster_.MarkForDeletion(keys);
           bool all_deleted = true;
           for (const state::StateNode& n : entry->candidates) {
             const kube::ObjectReference claim = NodeClaimRef(n);
@@ -625,16 +776,18 @@ void Queue::Reconcile() {
           }
           if (!all_deleted) break;  // retried on the next look; DeleteNodeClaim is idempotent
           const std::string note =
-              Cat("Disrupting Node: ", ReasonName(entry->reason), "/", entry->decision);
+              Cat("Disrupting Node: ", entry->reason_name, "/", entry->decision);
           for (const state::StateNode& n : entry->candidates) {
             writer_.Event(NodeRef(n), "Normal", kEventDisruptionTerminating, note);
             writer_.Event(NodeClaimRef(n), "Normal", kEventDisruptionTerminating, note);
             if (disrupted_ != nullptr) {
               disrupted_->Inc(
-                  {ReasonLabel(entry->reason), n.NodePool(), Label(n, v1::kCapacityTypeLabelKey)});
+                  {entry->reason_label, n.NodePool(), Label(n, v1::kCapacityTypeLabelKey)});
             }
             log::Info(kLogger, "deleted nodeclaim",
-                      {{"NodeClaim", NodeClaimRef(n).name}, {"command", entry->id}});
+                      {{"NodeClaim", NodeClaimRef(n).name},
+                       {"command", entry->id},
+                       {"why", decision.reason}});
           }
           {
             absl::MutexLock lock(&mu_);

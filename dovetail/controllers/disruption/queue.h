@@ -24,6 +24,18 @@
 // (karpenter_voluntary_disruption_queue_failures_total). Rollback writes that fail are retried on
 // the next poll; the candidates stay held until they succeed.
 //
+// Involuntary commands (CommandOptions::involuntary; DisruptionController::Replace, replacer.h)
+// share the steps with these differences: no DisruptionReason condition (upstream's interruption
+// sets none); with cordon=false neither the taint nor the deletion mark until the command
+// terminates (mark only: the termination controller taints) or is upgraded to cordon; they never
+// roll back: DecideInvoluntary terminates when every replacement is Initialized and
+// delete_when_ready, when a replacement is gone and delete_when_ready (provisioning then takes the
+// pods), or at the deadline, and otherwise waits; while they wait their replacements are
+// nominated again every poll, so that disruption does not remove them while they sit empty.
+// Their metrics: karpenter_nodeclaims_created_total and karpenter_nodeclaims_disrupted_total with
+// reason = lowercased CommandOptions::reason, never karpenter_voluntary_disruption_*.
+// MakeInvoluntary upgrades a queued command (voluntary or not) in place.
+//
 // The queue's writes go through QueueWriter (KubeQueueWriter in production) so the bookkeeping is
 // unit-tested with a fake. Thread-safe: StartCommand, Held, size and stats from any thread;
 // Reconcile is serialised internally.
@@ -90,10 +102,12 @@ struct ReplacementState {
   bool initialized = false;
 };
 
-enum class QueueAction { kWaitLaunch, kWaitReadiness, kTerminate, kRollback };
+// kWaitDeadline: an involuntary command whose replacements are ready (or gone) waits for its
+// deadline (delete_when_ready=false).
+enum class QueueAction { kWaitLaunch, kWaitReadiness, kTerminate, kRollback, kWaitDeadline };
 struct QueueDecision {
   QueueAction action = QueueAction::kWaitLaunch;
-  std::string reason;  // for kRollback: why
+  std::string reason;  // for kRollback (and kTerminate of involuntary commands): why
 };
 
 // A replacement gone or deleting ⇒ rollback; every replacement initialized ⇒ terminate (also
@@ -101,6 +115,28 @@ struct QueueDecision {
 // readiness. A command without replacements terminates at once.
 QueueDecision Decide(std::span<const ReplacementState> replacements, absl::Time now,
                      absl::Time deadline);
+
+// Involuntary commands never roll back: past the deadline ⇒ terminate; a replacement gone or
+// deleting ⇒ terminate when delete_when_ready, else wait for the deadline; every replacement
+// initialized ⇒ terminate when delete_when_ready, else wait for the deadline; some not launched ⇒
+// wait launch; else wait readiness.
+QueueDecision DecideInvoluntary(std::span<const ReplacementState> replacements, absl::Time now,
+                                absl::Time deadline, bool delete_when_ready);
+
+// Per-command options of Queue::StartCommand. A voluntary command (involuntary=false) reads only
+// `deadline`; the other fields shape involuntary commands (see above).
+struct CommandOptions {
+  bool involuntary = false;
+  // Default: now + CommandTimeout(queued commands).
+  std::optional<absl::Time> deadline;
+  // Terminate as soon as every replacement is Initialized (else only at the deadline).
+  bool delete_when_ready = true;
+  // Taint karpenter.sh/disrupted:NoSchedule and mark for deletion at once.
+  bool cordon = true;
+  // Events, logs, the command id's prefix and (lowercased) the metrics' reason label, e.g.
+  // "SpotInterrupted".
+  std::string reason;
+};
 
 // The writes the queue (and the controller's crash recovery) make. Implementations are idempotent:
 // NotFound on undo operations is success.
@@ -161,6 +197,17 @@ absl::StatusOr<int> RemoveStaleDisruptionMarks(const state::Cluster& cluster,
                                                const absl::flat_hash_set<std::string>& held,
                                                QueueWriter& writer);
 
+// What Queue::Find reports of a queued command.
+struct CommandInfo {
+  std::string id;
+  bool involuntary = false;
+  bool delete_when_ready = true;
+  bool cordon = true;
+  absl::Time deadline;
+  std::string reason;                     // "Underutilized", "SpotInterrupted", ...
+  std::vector<std::string> replacements;  // NodeClaim names
+};
+
 struct QueueStats {
   int64_t started = 0;
   int64_t rejected = 0;  // StartCommand errors (held candidates, writes that failed)
@@ -185,13 +232,26 @@ class Queue {
   // candidates, a replacement's NodePool unknown), else the failed write's error after undoing.
   absl::StatusOr<std::string> StartCommand(
       const Command& command,
-      const absl::flat_hash_map<std::string, apis::v1::NodePool>& node_pools);
+      const absl::flat_hash_map<std::string, apis::v1::NodePool>& node_pools,
+      const CommandOptions& options = {});
+
+  // Makes the queued command that holds `node` (a StateNode key or a NodeClaim name) involuntary:
+  // it never rolls back (one rolling back is resumed), its deadline becomes the earlier of the
+  // two, delete_when_ready and cordon are OR-ed with the command's (a voluntary command counts as
+  // delete_when_ready and cordon), and its reason becomes options.reason when that is not empty.
+  // When cordon turns true the candidates are tainted and marked for deletion now (a failed taint
+  // is retried every poll). Returns the command's id. Errors: NotFound when no queued command
+  // holds the node.
+  absl::StatusOr<std::string> MakeInvoluntary(std::string_view node, const CommandOptions& options);
 
   // One look at every queued command (the worker calls it every `poll`).
   void Reconcile();
 
-  // StateNode keys of the candidates the queue holds (ClusterView::queued).
+  // StateNode keys of the candidates the queue holds, voluntary and involuntary alike
+  // (ClusterView::queued, and RemoveStaleDisruptionMarks's `held`).
   absl::flat_hash_set<std::string> Held() const;
+  // The queued command holding `node` (StateNode key or NodeClaim name); nullopt when none does.
+  std::optional<CommandInfo> Find(std::string_view node) const;
   size_t size() const;
   QueueStats stats() const;
 
@@ -205,6 +265,12 @@ class Queue {
     std::string decision;                   // "delete" | "replace"
     absl::Time deadline;
     QueueAction last_event = QueueAction::kTerminate;  // none sent yet
+    bool involuntary = false;
+    bool delete_when_ready = true;
+    bool cordon = true;
+    bool cordoned = false;     // tainted (every candidate) and marked for deletion
+    std::string reason_name;   // events and logs: "Underutilized", "SpotInterrupted", ...
+    std::string reason_label;  // metrics: lowercased reason_name
     bool rolling_back = false;
     std::string rollback_reason;
     // Undo steps still to do (rollback retries them).
@@ -214,6 +280,11 @@ class Queue {
 
   // Undoes what is recorded in `entry`; false while some write still fails.
   bool Undo(Entry& entry);
+  // Taints the candidates not yet tainted and marks them all for deletion; sets entry.cordoned
+  // when every taint succeeded.
+  void Cordon(Entry& entry);
+  // The entry whose candidates include `node` (key or NodeClaim name); null when none.
+  std::shared_ptr<Entry> FindLocked(std::string_view node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Finish(const std::string& id);
   void Loop();
 
@@ -225,7 +296,8 @@ class Queue {
   metrics::Counter* disrupted_ = nullptr;
   metrics::Counter* created_ = nullptr;
 
-  absl::Mutex reconcile_mu_;  // serialises Reconcile
+  // Serialises Reconcile, MakeInvoluntary and Find: entries change under it.
+  mutable absl::Mutex reconcile_mu_;
   mutable absl::Mutex mu_;
   // Entries are shared with Reconcile, which works on them outside mu_ under reconcile_mu_.
   absl::flat_hash_map<std::string, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);

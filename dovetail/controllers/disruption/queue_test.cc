@@ -185,6 +185,31 @@ TEST(DecideTest, FollowsTheReplacements) {
   EXPECT_EQ(Decide({{deleting}}, now, later).action, QueueAction::kRollback);
 }
 
+TEST(DecideInvoluntaryTest, NeverRollsBack) {
+  const absl::Time now = absl::FromUnixSeconds(1000);
+  const absl::Time later = now + absl::Minutes(1);
+  ReplacementState launching{.name = "r", .exists = true};
+  ReplacementState launched{.name = "r", .exists = true, .launched = true};
+  ReplacementState ready{.name = "r", .exists = true, .launched = true, .initialized = true};
+  ReplacementState gone{.name = "r"};
+  ReplacementState deleting{.name = "r", .exists = true, .deleting = true};
+  for (const bool when_ready : {true, false}) {
+    const QueueAction on_ready = when_ready ? QueueAction::kTerminate : QueueAction::kWaitDeadline;
+    EXPECT_EQ(DecideInvoluntary({}, now, later, when_ready).action, on_ready);
+    EXPECT_EQ(DecideInvoluntary({{launching}}, now, later, when_ready).action,
+              QueueAction::kWaitLaunch);
+    EXPECT_EQ(DecideInvoluntary({{launched}}, now, later, when_ready).action,
+              QueueAction::kWaitReadiness);
+    EXPECT_EQ(DecideInvoluntary({{ready}}, now, later, when_ready).action, on_ready);
+    EXPECT_EQ(DecideInvoluntary({{launching, gone}}, now, later, when_ready).action, on_ready);
+    EXPECT_EQ(DecideInvoluntary({{deleting}}, now, later, when_ready).action, on_ready);
+    EXPECT_EQ(DecideInvoluntary({{launching}}, later, now, when_ready).action,
+              QueueAction::kTerminate);
+    EXPECT_EQ(DecideInvoluntary({{gone}}, later, later, when_ready).action,
+              QueueAction::kTerminate);
+  }
+}
+
 TEST(ReasonTest, NamesAndLabels) {
   EXPECT_EQ(ReasonName(v1::DisruptionReason::kUnderutilized), "Underutilized");
   EXPECT_EQ(ReasonLabel(v1::DisruptionReason::kDrifted), "drifted");
@@ -372,6 +397,202 @@ TEST_F(QueueTest, StaleMarkRemovalReportsAFailedWrite) {
   writer_.untaint_failures = 1;
   EXPECT_EQ(RemoveStaleDisruptionMarks(cluster_, {}, writer_).status().code(),
             absl::StatusCode::kUnavailable);
+}
+
+// ---- Involuntary commands ----------------------------------------------------------------------
+
+class InvoluntaryQueueTest : public QueueTest {
+ protected:
+  CommandOptions Involuntary(absl::Duration deadline, bool delete_when_ready, bool cordon) {
+    return {.involuntary = true,
+            .deadline = clock_.Now() + deadline,
+            .delete_when_ready = delete_when_ready,
+            .cordon = cordon,
+            .reason = "SpotInterrupted"};
+  }
+  void DeleteReplacement(const std::string& name) {
+    cluster_.DeleteNodeClaim(*cluster_.GetByNodeClaimName(name)->node_claim);
+    writer_.alive.erase(name);
+  }
+  int64_t Disrupted(const std::string& reason) {
+    return metrics_.NewCounter("karpenter_nodeclaims_disrupted_total", "", {})
+        .Value({reason, "pool", "spot"});
+  }
+  int64_t QueueFailures() {
+    return metrics_.NewCounter("karpenter_voluntary_disruption_queue_failures_total", "", {})
+        .Value({"replace", "underutilized", "single"});
+  }
+};
+
+TEST_F(InvoluntaryQueueTest, TerminatesAtTheDeadlineWithoutInitializedReplacements) {
+  absl::StatusOr<std::string> id = queue_.StartCommand(
+      Replace({"a"}), pools_, Involuntary(absl::Minutes(2), /*delete_when_ready=*/true, true));
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(id->rfind("spotinterrupted-", 0), 0u) << *id;
+  EXPECT_THAT(writer_.tainted, UnorderedElementsAre("a"));
+  EXPECT_THAT(writer_.conditions, IsEmpty());  // no DisruptionReason for involuntary commands
+  EXPECT_TRUE(Marked("a"));
+  ASSERT_TRUE(queue_.Find("claim-a").has_value());
+  EXPECT_EQ(queue_.Find("claim-a")->involuntary, true);
+  clock_.Advance(absl::Minutes(1));
+  queue_.Reconcile();
+  EXPECT_THAT(writer_.deleted, IsEmpty());
+  clock_.Advance(absl::Minutes(1));
+  queue_.Reconcile();
+  EXPECT_THAT(writer_.deleted, UnorderedElementsAre("claim-a"));
+  EXPECT_THAT(writer_.tainted, UnorderedElementsAre("a"));  // not undone
+  EXPECT_THAT(queue_.Held(), IsEmpty());
+  EXPECT_EQ(queue_.stats().rolled_back, 0);
+  EXPECT_EQ(queue_.stats().terminated, 1);
+  EXPECT_EQ(Disrupted("spotinterrupted"), 1);
+  EXPECT_EQ(Disrupted("underutilized"), 0);
+}
+
+TEST_F(InvoluntaryQueueTest, DeletedReplacementTerminatesWhenDeleteWhenReady) {
+  ASSERT_TRUE(queue_
+                  .StartCommand(Replace({"a"}), pools_,
+                                Involuntary(absl::Minutes(10), /*delete_when_ready=*/true, true))
+                  .ok());
+  queue_.Reconcile();
+  DeleteReplacement(writer_.created[0]);
+  queue_.Reconcile();
+  EXPECT_THAT(writer_.deleted, UnorderedElementsAre("claim-a"));
+  EXPECT_TRUE(Marked("a"));
+  EXPECT_EQ(queue_.stats().rolled_back, 0);
+  EXPECT_EQ(QueueFailures(), 0);
+}
+
+TEST_F(InvoluntaryQueueTest, DeletedReplacementWaitsForTheDeadlineWithoutDeleteWhenReady) {
+  ASSERT_TRUE(queue_
+                  .StartCommand(Replace({"a"}), pools_,
+                                Involuntary(absl::Minutes(10), /*delete_when_ready=*/false, true))
+                  .ok());
+  DeleteReplacement(writer_.created[0]);
+  queue_.Reconcile();
+  EXPECT_THAT(writer_.deleted, IsEmpty());
+  EXPECT_THAT(queue_.Held(), UnorderedElementsAre("kwok://a"));
+  EXPECT_TRUE(Marked("a"));
+  EXPECT_THAT(writer_.tainted, UnorderedElementsAre("a"));
+  clock_.Advance(absl::Minutes(10));
+  queue_.Reconcile();
+  EXPECT_THAT(writer_.deleted, UnorderedElementsAre("claim-a"));
+  EXPECT_EQ(queue_.stats().rolled_back, 0);
+}
+
+TEST_F(InvoluntaryQueueTest, WithoutDeleteWhenReadyWaitsForTheDeadlineEvenWhenReady) {
+  ASSERT_TRUE(queue_
+                  .StartCommand(Replace({"a"}), pools_,
+                                Involuntary(absl::Minutes(5), /*delete_when_ready=*/false, true))
+                  .ok());
+  Initialize(writer_.created[0]);
+  queue_.Reconcile();
+  clock_.Advance(absl::Minutes(4));
+  queue_.Reconcile();
+  EXPECT_THAT(writer_.deleted, IsEmpty());
+  EXPECT_THAT(queue_.Held(), UnorderedElementsAre("kwok://a"));
+  clock_.Advance(absl::Minutes(1));
+  queue_.Reconcile();
+  EXPECT_THAT(writer_.deleted, UnorderedElementsAre("claim-a"));
+}
+
+TEST_F(InvoluntaryQueueTest, WithoutCordonNeitherTaintsNorMarksAndKeepsNominating) {
+  ASSERT_TRUE(queue_
+                  .StartCommand(Replace({"a"}), pools_,
+                                Involuntary(absl::Minutes(5), /*delete_when_ready=*/false,
+                                            /*cordon=*/false))
+                  .ok());
+  const std::string replacement = writer_.created[0];
+  EXPECT_THAT(writer_.tainted, IsEmpty());
+  EXPECT_THAT(writer_.conditions, IsEmpty());
+  EXPECT_FALSE(Marked("a"));
+  EXPECT_THAT(queue_.Held(), UnorderedElementsAre("kwok://a"));
+  Initialize(replacement);
+  for (int i = 0; i < 4; ++i) {
+    // Past the 20 s nomination of the start: re-nominated every poll.
+    clock_.Advance(absl::Seconds(50));
+    queue_.Reconcile();
+    EXPECT_TRUE(cluster_.GetByNodeClaimName(replacement)->Nominated(clock_.Now())) << "poll " << i;
+  }
+  EXPECT_FALSE(Marked("a"));
+  EXPECT_THAT(writer_.deleted, IsEmpty());
+  clock_.Advance(absl::Minutes(2));
+  queue_.Reconcile();
+  EXPECT_THAT(writer_.deleted, UnorderedElementsAre("claim-a"));
+  EXPECT_TRUE(Marked("a"));  // marked when it terminates
+  EXPECT_THAT(writer_.tainted, IsEmpty());
+}
+
+TEST_F(InvoluntaryQueueTest, UpgradesAVoluntaryCommand) {
+  ASSERT_TRUE(queue_.StartCommand(Replace({"a"}), pools_).ok());
+  queue_.Reconcile();
+  ASSERT_TRUE(queue_.Find("kwok://a").has_value());
+  EXPECT_EQ(queue_.Find("kwok://a")->involuntary, false);
+  // The voluntary command counts as delete_when_ready and cordon: they stay true.
+  absl::StatusOr<std::string> id = queue_.MakeInvoluntary(
+      "claim-a", Involuntary(absl::Minutes(2), /*delete_when_ready=*/false, /*cordon=*/false));
+  ASSERT_TRUE(id.ok()) << id.status();
+  std::optional<CommandInfo> info = queue_.Find("kwok://a");
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->id, *id);
+  EXPECT_TRUE(info->involuntary);
+  EXPECT_TRUE(info->delete_when_ready);
+  EXPECT_TRUE(info->cordon);
+  EXPECT_EQ(info->reason, "SpotInterrupted");
+  EXPECT_EQ(info->deadline, clock_.Now() + absl::Minutes(2));
+  DeleteReplacement(writer_.created[0]);
+  queue_.Reconcile();  // voluntary, this would roll back
+  EXPECT_THAT(writer_.deleted, UnorderedElementsAre("claim-a"));
+  EXPECT_TRUE(Marked("a"));
+  EXPECT_EQ(queue_.stats().rolled_back, 0);
+  EXPECT_EQ(QueueFailures(), 0);
+  EXPECT_EQ(Disrupted("spotinterrupted"), 1);
+}
+
+TEST_F(InvoluntaryQueueTest, UpgradeTakesTheEarlierDeadlineAndCordons) {
+  ASSERT_TRUE(queue_
+                  .StartCommand(Replace({"a"}), pools_,
+                                Involuntary(absl::Minutes(30), /*delete_when_ready=*/false,
+                                            /*cordon=*/false))
+                  .ok());
+  EXPECT_FALSE(Marked("a"));
+  // A later deadline does not extend the command; cordon turns true now.
+  ASSERT_TRUE(
+      queue_.MakeInvoluntary("kwok://a", Involuntary(absl::Hours(2), false, /*cordon=*/true)).ok());
+  EXPECT_THAT(writer_.tainted, UnorderedElementsAre("a"));
+  EXPECT_TRUE(Marked("a"));
+  ASSERT_TRUE(
+      queue_.MakeInvoluntary("claim-a", Involuntary(absl::Minutes(2), false, /*cordon=*/false))
+          .ok());
+  EXPECT_EQ(queue_.Find("claim-a")->deadline, clock_.Now() + absl::Minutes(2));
+  EXPECT_TRUE(queue_.Find("claim-a")->cordon);  // OR-ed
+  queue_.Reconcile();
+  EXPECT_THAT(writer_.deleted, IsEmpty());
+  clock_.Advance(absl::Minutes(2));
+  queue_.Reconcile();
+  EXPECT_THAT(writer_.deleted, UnorderedElementsAre("claim-a"));
+}
+
+TEST_F(InvoluntaryQueueTest, UpgradeOfAnUnheldNodeIsNotFound) {
+  EXPECT_EQ(
+      queue_.MakeInvoluntary("claim-b", Involuntary(absl::Minutes(2), true, true)).status().code(),
+      absl::StatusCode::kNotFound);
+  EXPECT_FALSE(queue_.Find("claim-b").has_value());
+}
+
+TEST_F(InvoluntaryQueueTest, HeldInvoluntaryNodesKeepTheirTaintInStaleMarkRecovery) {
+  nlohmann::json node = NodeJson("c", "kwok://c", "4", "16Gi", {{"karpenter.sh/nodepool", "pool"}});
+  node["spec"]["taints"] = {{{"key", "karpenter.sh/disrupted"}, {"effect", "NoSchedule"}}};
+  cluster_.UpdateNode(objects_.Node(node));
+  cluster_.UpdateNodeClaim(objects_.NodeClaim(NodeClaimJson(ClaimOf("c"), "pool", "kwok://c")));
+  ASSERT_TRUE(queue_
+                  .StartCommand(Replace({"c"}), pools_,
+                                Involuntary(absl::Minutes(5), false, /*cordon=*/false))
+                  .ok());
+  writer_.tainted.insert("c");
+  absl::StatusOr<int> removed = RemoveStaleDisruptionMarks(cluster_, queue_.Held(), writer_);
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_EQ(*removed, 0);
+  EXPECT_THAT(writer_.tainted, UnorderedElementsAre("c"));
 }
 
 }  // namespace
