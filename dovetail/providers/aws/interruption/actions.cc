@@ -1,27 +1,82 @@
 #include "dovetail/providers/aws/interruption/actions.h"
 
+#include <algorithm>
+
+#include "dovetail/common/absl_compat.h"
+#include "dovetail/common/duration.h"
 
 namespace dovetail::providers::aws::interruption {
 
-Action DecideAction(const InterruptionMessage& message, std::string_view rebalance_policy) {
+RebalanceSettings ParseRebalanceSettings(const std::map<std::string, std::string>& annotations,
+                                         std::string* problem) {
+  RebalanceSettings s;
+  std::string issues;
+  if (auto it = annotations.find(std::string(kRebalancePolicyAnnotation));
+      it != annotations.end()) {
+    if (it->second == kRebalancePolicyTaint) {
+      s.policy = RebalancePolicy::kTaint;
+    } else if (it->second == kRebalancePolicyReplace) {
+      s.policy = RebalancePolicy::kReplace;
+    } else if (!it->second.empty()) {
+      CatTo(&issues, kRebalancePolicyAnnotation, " \"", it->second,
+            "\" is neither \"\", \"Taint\" nor \"Replace\"; using \"\" (event only)");
+    }
+  }
+  if (auto it = annotations.find(std::string(kRebalanceDrainAfterAnnotation));
+      it != annotations.end()) {
+    absl::StatusOr<absl::Duration> d = ParseGoDuration(it->second);
+    if (d.ok() && *d >= absl::ZeroDuration()) {
+      s.drain_after = *d;
+    } else {
+      if (!issues.empty()) issues += "; ";
+      CatTo(&issues, kRebalanceDrainAfterAnnotation, " \"", it->second, "\" is ",
+            d.ok() ? "negative" : "not a Go duration (e.g. 10m, 1h30m)", "; using ",
+            FormatGoDuration(kDefaultRebalanceDrainAfter));
+    }
+  }
+  if (problem != nullptr) *problem = std::move(issues);
+  return s;
+}
+
+Action DecideAction(const InterruptionMessage& message, const DecisionContext& context) {
   Action a;
+  const absl::Time now = context.now;
   switch (message.kind) {
-    case InterruptionKind::kSpotInterruption:
+    case InterruptionKind::kSpotInterruption: {
       a.delete_node_claim = true;
       a.mark_spot_unavailable = true;
+      a.replace = true;
+      absl::Time event = message.time;
+      if (event == absl::InfinitePast()) event = context.received;
+      if (event == absl::InfinitePast()) event = now;
+      a.replace_deadline = std::max(now, event + kSpotInterruptionNotice - context.drain_reserve);
       a.event_reason = "SpotInterrupted";
       a.event_message = "Spot interruption warning was triggered";
       break;
+    }
     case InterruptionKind::kRebalanceRecommendation:
       a.event_reason = "SpotRebalanceRecommendation";
       a.event_message = "Spot rebalance recommendation was triggered";
-      a.taint_rebalance = rebalance_policy == kRebalancePolicyTaint;
+      a.taint_rebalance = context.rebalance.policy != RebalancePolicy::kNone;
+      if (context.rebalance.policy == RebalancePolicy::kReplace) {
+        a.replace = true;
+        a.replace_cordon = false;
+        a.replace_delete_when_ready = false;
+        a.replace_deadline = now + context.rebalance.drain_after;
+      }
       break;
-    case InterruptionKind::kScheduledChange:
+    case InterruptionKind::kScheduledChange: {
       a.delete_node_claim = true;
+      a.replace = true;
+      absl::Time deadline = now + context.scheduled_change_max_wait;
+      if (message.start_time != absl::InfinitePast()) {
+        deadline = std::min(deadline, message.start_time - context.drain_reserve);
+      }
+      a.replace_deadline = std::max(now, deadline);
       a.event_reason = "InstanceUnhealthy";
       a.event_message = "An unhealthy warning was triggered for the instance";
       break;
+    }
     case InterruptionKind::kInstanceStopped:
       a.delete_node_claim = true;
       a.event_reason = "InstanceStopping";

@@ -1,6 +1,7 @@
 #include "dovetail/providers/aws/interruption/interruption_controller.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <utility>
 #include <vector>
@@ -33,6 +34,13 @@ metrics::Counter* DeletedCounter(metrics::Registry* r) {
   return &r->NewCounter("karpenter_interruption_deleted_messages_total",
                         "Interruption messages deleted from the queue.");
 }
+metrics::Counter* DisruptedCounter(metrics::Registry* r) {
+  if (r == nullptr) return nullptr;
+  // Shared by name with every controller that disrupts NodeClaims.
+  return &r->NewCounter("karpenter_nodeclaims_disrupted_total",
+                        "Number of nodeclaims disrupted in total.",
+                        {"reason", "nodepool", "capacity_type"});
+}
 metrics::Histogram* QueueDuration(metrics::Registry* r) {
   if (r == nullptr) return nullptr;
   return &r->NewHistogram("karpenter_interruption_message_queue_duration_seconds",
@@ -50,12 +58,18 @@ std::string Label(const state::StateNode& node, std::string_view key) {
 
 InterruptionController::InterruptionController(const controllers::Dependencies& deps,
                                                SqsClient& sqs, UnavailableOfferings* unavailable,
+                                               controllers::disruption::Replacer* replacer,
                                                ControllerOptions options)
-    : deps_(deps), sqs_(sqs), unavailable_(unavailable), options_(std::move(options)) {
+    : deps_(deps),
+      sqs_(sqs),
+      unavailable_(unavailable),
+      replacer_(replacer),
+      options_(std::move(options)) {
   // Register the metrics up front so that they are exposed (at zero) before the first message.
   ReceivedCounter(deps_.metrics);
   DeletedCounter(deps_.metrics);
   QueueDuration(deps_.metrics);
+  DisruptedCounter(deps_.metrics);
 }
 
 InterruptionController::~InterruptionController() { Stop(); }
@@ -115,20 +129,36 @@ void InterruptionController::Loop() {
       continue;
     }
     backoff = options_.min_backoff;
-    for (const SqsMessage& m : *messages) {
-      if (!Handle(m)) continue;  // back after its visibility timeout
-      if (absl::Status s = sqs_.DeleteMessage(queue_url_, m.receipt_handle); !s.ok()) {
-        log::Error(kLogger, "cannot delete an interruption message",
-                   {{"messageId", m.message_id}, {"error", std::string(s.message())}});
-        continue;
-      }
-      if (auto* c = DeletedCounter(deps_.metrics)) c->Inc();
-      if (auto* h = QueueDuration(deps_.metrics); h != nullptr && m.sent != absl::InfinitePast()) {
-        h->Observe({}, absl::ToDoubleSeconds(deps_.clock.Now() - m.sent));
-      }
+    const size_t workers =
+        std::min(messages->size(), static_cast<size_t>(std::max(options_.workers, 1)));
+    if (workers <= 1) {
+      for (const SqsMessage& m : *messages) Process(m);
+      continue;
     }
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> threads;
+    threads.reserve(workers);
+    for (size_t w = 0; w < workers; ++w) {
+      threads.emplace_back([&] {
+        for (size_t i = next++; i < messages->size(); i = next++) Process((*messages)[i]);
+      });
+    }
+    for (std::thread& t : threads) t.join();
   }
   log::Info(kLogger, "stopped", {{"queue", options_.queue_name}});
+}
+
+void InterruptionController::Process(const SqsMessage& m) {
+  if (!Handle(m)) return;  // back after its visibility timeout
+  if (absl::Status s = sqs_.DeleteMessage(queue_url_, m.receipt_handle); !s.ok()) {
+    log::Error(kLogger, "cannot delete an interruption message",
+               {{"messageId", m.message_id}, {"error", std::string(s.message())}});
+    return;
+  }
+  if (auto* c = DeletedCounter(deps_.metrics)) c->Inc();
+  if (auto* h = QueueDuration(deps_.metrics); h != nullptr && m.sent != absl::InfinitePast()) {
+    h->Observe({}, absl::ToDoubleSeconds(deps_.clock.Now() - m.sent));
+  }
 }
 
 bool InterruptionController::Handle(const SqsMessage& sqs_message) {
@@ -159,7 +189,7 @@ bool InterruptionController::Handle(const SqsMessage& sqs_message) {
           {{"instanceId", instance_id}, {"kind", std::string(InterruptionKindName(message.kind))}});
       continue;
     }
-    if (absl::Status s = ActOn(message, instance_id, it->second); !s.ok()) {
+    if (absl::Status s = ActOn(message, sqs_message.sent, instance_id, it->second); !s.ok()) {
       log::Error(kLogger, "cannot act on an interruption message",
                  {{"messageId", sqs_message.message_id},
                   {"instanceId", instance_id},
@@ -170,21 +200,39 @@ bool InterruptionController::Handle(const SqsMessage& sqs_message) {
   return ok;
 }
 
-absl::Status InterruptionController::ActOn(const InterruptionMessage& message,
+absl::Status InterruptionController::ActOn(const InterruptionMessage& message, absl::Time received,
                                            const std::string& instance_id,
                                            const state::StateNode& node) {
   const apis::v1::NodeClaim& claim = *node.node_claim;
   const std::string pool = node.NodePool();
-  const Action action = DecideAction(
-      message, message.kind == InterruptionKind::kRebalanceRecommendation ? RebalancePolicy(pool)
-                                                                          : std::string());
+  DecisionContext context;
+  context.now = deps_.clock.Now();
+  context.received = received;
+  context.drain_reserve = options_.drain_reserve;
+  context.scheduled_change_max_wait = options_.scheduled_change_max_wait;
+  if (message.kind == InterruptionKind::kRebalanceRecommendation) {
+    context.rebalance = RebalanceSettingsOf(pool);
+  }
+  const Action action = DecideAction(message, context);
   const std::string kind(InterruptionKindName(message.kind));
+  const std::string node_name = node.node != nullptr ? node.Name() : std::string();
+  const bool deleting = node.Deleting();
+  // A NodeClaim without a Node has no pods to make room for: nothing to replace.
+  const bool replace = action.replace && replacer_ != nullptr && !deleting && node.node != nullptr;
+  std::string what = "none";
+  if (deleting) {
+    what = "none (already deleting)";
+  } else if (replace) {
+    what = "replace";
+  } else if (action.delete_node_claim) {
+    what = "delete";
+  }
   log::Info(kLogger, "interruption",
             {{"kind", kind},
              {"instanceId", instance_id},
              {"nodeClaim", claim.metadata.name},
-             {"node", node.node != nullptr ? node.Name() : std::string()},
-             {"action", action.delete_node_claim ? "delete" : "none"}});
+             {"node", node_name},
+             {"action", what}});
   if (!action.event_reason.empty()) {
     const kube::ObjectReference ref{"karpenter.sh/v1", "NodeClaim", "", claim.metadata.name,
                                     claim.metadata.uid};
@@ -196,6 +244,7 @@ absl::Status InterruptionController::ActOn(const InterruptionMessage& message,
                                 action.event_message);
     }
   }
+  // First, so that the replacements launched next avoid the interrupted offering.
   if (action.mark_spot_unavailable && unavailable_ != nullptr &&
       Label(node, kCapacityTypeLabel) == "spot") {
     const std::string type = Label(node, kInstanceTypeLabel);
@@ -204,37 +253,97 @@ absl::Status InterruptionController::ActOn(const InterruptionMessage& message,
       unavailable_->MarkUnavailable("SpotInterruption", "spot", type, zone);
     }
   }
+  if (deleting) return absl::OkStatus();
   if (action.taint_rebalance && node.node != nullptr) {
     if (absl::Status s = TaintNode(node.Name()); !s.ok()) return s;
   }
-  if (action.delete_node_claim && !node.Deleting()) {
-    kube::DeleteOptions options;
-    if (!claim.metadata.uid.empty()) options.precondition_uid = claim.metadata.uid;
-    absl::StatusOr<std::string> deleted =
-        deps_.client.Delete(kube::resources::kNodeClaims, "", claim.metadata.name, options);
-    // Gone (or replaced by another object of that name: a precondition Conflict) is done.
-    if (!deleted.ok() && !kube::IsNotFound(deleted.status()) &&
-        !kube::IsConflict(deleted.status())) {
-      return deleted.status();
+  if (replace) {
+    controllers::disruption::ReplaceRequest request;
+    request.node_claim = claim.metadata.name;
+    request.reason = action.event_reason;
+    request.deadline = action.replace_deadline;
+    request.delete_when_ready = action.replace_delete_when_ready;
+    request.cordon = action.replace_cordon;
+    absl::StatusOr<controllers::disruption::ReplaceResult> result = replacer_->Replace(request);
+    if (result.ok()) {
+      log::Info(
+          kLogger, "replacing the interrupted node",
+          {{"kind", kind},
+           {"nodeClaim", claim.metadata.name},
+           {"node", node_name},
+           {"command", result->command_id},
+           {"replacements", absl::StrJoin(result->replacements, ",")},
+           {"alreadyHeld", result->already_held ? "true" : "false"},
+           {"pods", absl::StrCat(result->pods)},
+           {"deadline", absl::FormatTime(absl::RFC3339_sec, request.deadline, absl::UTCTimeZone())},
+           {"unschedulable", absl::StrJoin(result->unschedulable, "; ")}});
+      return absl::OkStatus();
     }
+    if (absl::IsNotFound(result.status())) {
+      log::Info(kLogger, "the interrupted NodeClaim is gone",
+                {{"nodeClaim", claim.metadata.name}, {"error", result.status().ToString()}});
+      return absl::OkStatus();
+    }
+    // FailedPrecondition (already deleting, or no Node yet) included: the deletion below is
+    // idempotent.
+    log::Error(kLogger,
+               action.delete_node_claim
+                   ? "cannot replace the interrupted node; deleting its NodeClaim at once"
+                   : "cannot pre-launch a replacement for the node",
+               {{"kind", kind},
+                {"nodeClaim", claim.metadata.name},
+                {"node", node_name},
+                {"error", result.status().ToString()}});
+  }
+  if (action.delete_node_claim) return DeleteNodeClaim(message, node);
+  return absl::OkStatus();
+}
+
+absl::Status InterruptionController::DeleteNodeClaim(const InterruptionMessage& message,
+                                                     const state::StateNode& node) {
+  const apis::v1::NodeClaim& claim = *node.node_claim;
+  kube::DeleteOptions options;
+  if (!claim.metadata.uid.empty()) options.precondition_uid = claim.metadata.uid;
+  absl::StatusOr<std::string> deleted =
+      deps_.client.Delete(kube::resources::kNodeClaims, "", claim.metadata.name, options);
+  if (!deleted.ok()) {
+    // Gone (or replaced by another object of that name: a precondition Conflict) is done.
+    if (kube::IsNotFound(deleted.status()) || kube::IsConflict(deleted.status())) {
+      return absl::OkStatus();
+    }
+    return deleted.status();
+  }
+  log::Info(kLogger, "initiating delete from interruption message",
+            {{"nodeClaim", claim.metadata.name},
+             {"kind", std::string(InterruptionKindName(message.kind))}});
+  if (auto* c = DisruptedCounter(deps_.metrics)) {
+    c->Inc({std::string(InterruptionKindName(message.kind)), node.NodePool(),
+            Label(node, kCapacityTypeLabel)});
   }
   return absl::OkStatus();
 }
 
-std::string InterruptionController::RebalancePolicy(const std::string& node_pool) {
-  if (node_pool.empty()) return "";
+RebalanceSettings InterruptionController::RebalanceSettingsOf(const std::string& node_pool) {
+  if (node_pool.empty()) return {};
   absl::StatusOr<std::string> body = deps_.client.Get(kube::resources::kNodePools, "", node_pool);
-  if (!body.ok()) return "";
+  if (!body.ok()) return {};
   absl::StatusOr<nlohmann::json> json = kube::ParseJsonBody(*body);
-  if (!json.ok()) return "";
-  const nlohmann::json* annotations = nullptr;
+  if (!json.ok()) return {};
+  std::map<std::string, std::string> annotations;
   if (auto m = json->find("metadata"); m != json->end() && m->is_object()) {
-    if (auto a = m->find("annotations"); a != m->end() && a->is_object()) annotations = &*a;
+    if (auto a = m->find("annotations"); a != m->end() && a->is_object()) {
+      for (const auto& [key, value] : a->items()) {
+        if (value.is_string()) annotations.emplace(key, value.get<std::string>());
+      }
+    }
   }
-  if (annotations == nullptr) return "";
-  auto v = annotations->find(std::string(kRebalancePolicyAnnotation));
-  if (v == annotations->end() || !v->is_string()) return "";
-  return v->get<std::string>();
+  std::string problem;
+  RebalanceSettings settings = ParseRebalanceSettings(annotations, &problem);
+  if (!problem.empty()) {
+    log::Error(kLogger, "invalid rebalance annotations on the NodePool",
+               {{"nodePool", node_pool}, {"error", problem}});
+  }
+  return settings;
 }
 
 absl::Status InterruptionController::TaintNode(const std::string& node_name) {
