@@ -188,7 +188,19 @@ absl::StatusOr<ClusterView> DisruptionController::BuildView() { return BuildView
 
 absl::StatusOr<ClusterView> DisruptionController::BuildView(
     const absl::flat_hash_set<std::string>& validating_now) {
-  if (!deps_.cluster.Synced()) return absl::UnavailableError("cluster state has not synced");
+  return BuildViewImpl(validating_now, /*require_synced=*/true);
+}
+
+absl::StatusOr<ClusterView> DisruptionController::BuildViewImpl(
+    const absl::flat_hash_set<std::string>& validating_now, bool require_synced) {
+  if (require_synced && !deps_.cluster.Synced()) {
+    return absl::UnavailableError("cluster state has not synced");
+  }
+  if (!require_synced &&
+      !(deps_.informers.pods().HasSynced() && deps_.informers.nodes().HasSynced() &&
+        deps_.informers.node_claims().HasSynced())) {
+    return absl::UnavailableError("Pod, Node or NodeClaim informer has not synced");
+  }
   if (!InformersSynced()) {
     return absl::UnavailableError("NodePool, PDB, DaemonSet or Namespace informer has not synced");
   }

@@ -40,9 +40,19 @@
 // consolidation_type}, karpenter_nodepools_allowed_disruptions{nodepool, reason} (what the pass
 // may still start: allowed minus disrupting), and the queue's.
 //
+// Involuntary replacement (Replacer, replacer.h; replace.cc): Replace() runs under the same lock
+// as the passes. It takes the node by NodeClaim name, with none of the voluntary filters
+// (do-not-disrupt, PDBs, budgets, nomination, node age), simulates the removal of the node alone
+// and starts an involuntary queue command (CommandOptions::involuntary) with the simulation's new
+// NodeClaims; a node the queue already holds has its command upgraded (Queue::MakeInvoluntary).
+// The cluster state's sync gate is waited for at most replace_sync_timeout (replacements that have
+// not launched hold it); after that the view is built from the unsynced state as long as the
+// informers have listed (unlaunched NodeClaims count with their requests). Events: request.reason
+// on the candidate Node and NodeClaim. No voluntary metric counts it.
+//
 // API errors are logged and the pass retried later; nothing here crashes the loop.
-// Thread-safety: Start/Stop from one thread; RunOnce, explanations() and stats() from any thread
-// (passes are serialised).
+// Thread-safety: Start/Stop from one thread; RunOnce, Replace, explanations() and stats() from any
+// thread (passes and replacements are serialised).
 #pragma once
 
 #include <atomic>
@@ -68,6 +78,7 @@
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/disruption/disruption.h"
 #include "dovetail/controllers/disruption/queue.h"
+#include "dovetail/controllers/disruption/replacer.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/metrics/registry.h"
 
@@ -86,6 +97,8 @@ struct ControllerOptions {
   absl::Duration validation_sync_timeout = absl::Minutes(1);
   Options decisions;  // disruption.h (feature gate, guards)
   QueueOptions queue;
+  // How long Replace waits for the cluster state's sync gate before building its view anyway.
+  absl::Duration replace_sync_timeout = absl::Seconds(10);
   // Informer options of the controller's own NodePool, PDB, DaemonSet and Namespace informers.
   kube::InformerOptions informer_options;
 };
@@ -102,10 +115,11 @@ struct ControllerStats {
   int64_t commands_started = 0;
   int64_t validation_failures = 0;
   int64_t stale_marks_removed = 0;
+  int64_t replacements_started = 0;  // Replace calls that started a command (not already held)
   std::string last_error;
 };
 
-class DisruptionController : public Controller {
+class DisruptionController : public Controller, public Replacer {
  public:
   using NodePoolInformer = kube::Informer<kube::ApiObjectCodec<apis::v1::NodePool>>;
   using PdbInformer = kube::Informer<kube::ApiObjectCodec<apis::core::PodDisruptionBudget>>;
@@ -134,6 +148,9 @@ class DisruptionController : public Controller {
   // queued (they are neither candidates again nor free budget).
   absl::StatusOr<ClusterView> BuildView(const absl::flat_hash_set<std::string>& validating_now);
 
+  // Replacer (see above and replacer.h).
+  absl::StatusOr<ReplaceResult> Replace(const ReplaceRequest& request) override;
+
   // The latest Explanation per node name (copy).
   absl::flat_hash_map<std::string, Explanation> explanations() const;
   // explanations() as a JSON array sorted by node name.
@@ -144,6 +161,12 @@ class DisruptionController : public Controller {
 
  private:
   void Loop();
+  // BuildView; without `require_synced` only the informers must have listed (Replace).
+  absl::StatusOr<ClusterView> BuildViewImpl(const absl::flat_hash_set<std::string>& validating_now,
+                                            bool require_synced);
+  // Replace with pass_mu_ held.
+  absl::StatusOr<ReplaceResult> ReplaceLocked(const ReplaceRequest& request)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
   // One pass; with `defer_validation` (the loop), consolidation and emptiness commands are parked
   // until their validation is due instead of blocking the pass for validation_delay.
   absl::StatusOr<PassResult> RunOnceLocked(bool defer_validation)

@@ -18,7 +18,8 @@ struct ReplaceRequest {
   // "InstanceUnhealthy", ...
   std::string reason;
   // The NodeClaim is deleted (and so drained) at this time at the latest, whether or not its
-  // replacements are ready. A command started for a request never rolls back.
+  // replacements are ready. A command started for a request never rolls back. InfiniteFuture:
+  // the orchestration queue's command timeout (10 min to 1 h, QueueOptions).
   absl::Time deadline = absl::InfiniteFuture();
   // true: delete the NodeClaim as soon as every replacement is Initialized (spot interruption).
   // false: keep it until `deadline` even when the replacements are ready (rebalance pre-launch).
