@@ -14,9 +14,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "dovetail/apis/v1/labels.h"
+#include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/controllers/disruption/disruption.h"
 #include "dovetail/controllers/disruption/internal.h"
+#include "dovetail/controllers/provisioning/on_demand_base.h"
 #include "dovetail/controllers/provisioning/pod_filter.h"
 
 namespace dovetail::controllers::disruption {
@@ -402,8 +404,141 @@ std::vector<InstanceTypePtr> FilterOutSameInstanceType(const solver::NewNodeClai
   return out;
 }
 
-void ExplainCommand(const Command& command, std::vector<Explanation>& out) {
-  const std::string summary = command.Summary();
+// The on-demand base (provisioning/on_demand_base.h): a command must not lower the on-demand
+// NodeClaims of a pool below the pool's base. The counts are the view's (NodeClaims neither
+// deleting nor marked for deletion, in-flight ones included), taken before any command of the
+// pass; each method returns at most one command per pass, and emptiness checks its candidates
+// cumulatively. A replacement that would break the base is narrowed to on-demand (the same
+// NarrowToOnDemand the provisioner uses) on the raw simulation, so that it is still cheaper than
+// the candidates; a delete that would break it is refused. Invalid annotations are ignored here
+// (the provisioner reports them).
+class OnDemandBaseGuard {
+ public:
+  explicit OnDemandBaseGuard(const ClusterView& view) {
+    for (const auto& [name, pool] : view.node_pools) {
+      absl::StatusOr<std::optional<provisioning::OnDemandBase>> base =
+          provisioning::OnDemandBaseOf(pool);
+      if (base.ok() && base->has_value()) bases_[name] = **base;
+    }
+    if (!bases_.empty()) counts_ = provisioning::CountCapacityTypes(view.snapshot.nodes);
+  }
+
+  // "" when removing `candidates` and launching `replacements` leaves every pool whose on-demand
+  // NodeClaims it lowers at or above its base; else `on-demand base of pool "X": N (...)`.
+  std::string Violation(std::span<const Candidate> candidates,
+                        std::span<const solver::NewNodeClaim> replacements) const {
+    if (bases_.empty()) return "";
+    absl::flat_hash_map<std::string, provisioning::CapacityCount> after;
+    auto start = [&](const std::string& pool) -> provisioning::CapacityCount* {
+      if (!bases_.contains(pool)) return nullptr;
+      auto [it, inserted] = after.try_emplace(pool);
+      if (inserted) {
+        auto c = counts_.find(pool);
+        if (c != counts_.end()) it->second = c->second;
+      }
+      return &it->second;
+    };
+    for (const Candidate& c : candidates) {
+      if (provisioning::CapacityCount* n = start(c.node_pool)) {
+        --n->total;
+        if (c.capacity_type == v1::kCapacityTypeOnDemand) --n->on_demand;
+      }
+    }
+    for (const solver::NewNodeClaim& r : replacements) {
+      if (provisioning::CapacityCount* n = start(r.pool)) {
+        ++n->total;
+        if (provisioning::OnDemandOnly(r.requirements)) ++n->on_demand;
+      }
+    }
+    std::vector<std::string> pools;
+    for (const auto& [pool, n] : after) pools.push_back(pool);
+    std::sort(pools.begin(), pools.end());
+    for (const std::string& pool : pools) {
+      const provisioning::CapacityCount& n = after.at(pool);
+      auto before = counts_.find(pool);
+      const int64_t on_demand_before = before == counts_.end() ? 0 : before->second.on_demand;
+      if (n.on_demand >= on_demand_before) continue;  // does not lower it
+      const provisioning::OnDemandBase& base = bases_.at(pool);
+      const int64_t required = base.Required(n.total);
+      if (n.on_demand >= required) continue;
+      return absl::StrCat("on-demand base of pool \"", pool, "\": ", base.String(), " (",
+                          n.on_demand, " of ", n.total, " NodeClaims would be on-demand, ",
+                          required, " required)");
+    }
+    return "";
+  }
+
+  struct Outcome {
+    std::string refused;  // why the command must not run; "" when it may
+    std::string note;     // what was changed to keep the base
+  };
+
+  // Keeps a consolidation command within the bases: unchanged when it already is; else, for a
+  // replace, the raw replacement of a fresh simulation narrowed to on-demand and cut to the types
+  // cheaper than the candidates (savings recomputed); else refused.
+  absl::StatusOr<Outcome> Keep(Command& command, const Simulator& simulator) const {
+    std::string why = Violation(command.candidates, command.replacements);
+    if (why.empty()) return Outcome{};
+    if (command.replacements.empty()) return Outcome{.refused = why};
+    ASSIGN_OR_RETURN(Simulator::Result result, simulator.Simulate(command.candidates));
+    if (!result.unschedulable.empty() || result.plan.node_claims.size() != 1) {
+      return Outcome{.refused = why};
+    }
+    solver::NewNodeClaim replacement = std::move(result.plan.node_claims.front());
+    replacement.pods.clear();
+    if (absl::Status narrowed = provisioning::NarrowToOnDemand(replacement); !narrowed.ok()) {
+      return Outcome{.refused = absl::StrCat(
+                         why, "; the replacement cannot be on-demand: ", narrowed.message())};
+    }
+    double sources = 0;
+    for (const Candidate& c : command.candidates) sources += c.price;
+    std::vector<InstanceTypePtr> types =
+        internal::CheaperThan(replacement.instance_types, replacement.requirements, sources);
+    internal::SetReplacementTypes(replacement, std::move(types));
+    if (replacement.instance_types.empty()) {
+      return Outcome{.refused = absl::StrCat(why, "; no on-demand replacement is cheaper")};
+    }
+    if (!internal::SatisfiesMinValues(replacement.instance_types, replacement.requirements)) {
+      return Outcome{.refused =
+                         absl::StrCat(why, "; no cheaper on-demand replacement keeps minValues")};
+    }
+    const std::span<const solver::NewNodeClaim> narrowed(&replacement, 1);
+    if (std::string still = Violation(command.candidates, narrowed); !still.empty()) {
+      return Outcome{.refused = still};  // e.g. the replacement belongs to another pool
+    }
+    command.replacements.assign(1, std::move(replacement));
+    command.savings_per_hour = sources - command.replacements.front().price;
+    return Outcome{.note = absl::StrCat("replacement kept on-demand: ", why)};
+  }
+
+  // Drift is not refused, but its replacements (raw simulation NodeClaims) are narrowed like a
+  // provisioning batch, the drifted candidate no longer counted.
+  void NarrowDriftReplacements(Command& command) const {
+    if (bases_.empty() || command.replacements.empty()) return;
+    absl::flat_hash_map<std::string, provisioning::CapacityCount> counts = counts_;
+    for (const Candidate& c : command.candidates) {
+      auto it = counts.find(c.node_pool);
+      if (it == counts.end()) continue;
+      --it->second.total;
+      if (c.capacity_type == v1::kCapacityTypeOnDemand) --it->second.on_demand;
+    }
+    provisioning::ApplyOnDemandBase(command.replacements, bases_, counts);
+    double launched = 0;
+    for (const solver::NewNodeClaim& r : command.replacements) launched += r.price;
+    double sources = 0;
+    for (const Candidate& c : command.candidates) sources += c.price;
+    command.savings_per_hour = sources - launched;
+  }
+
+ private:
+  absl::flat_hash_map<std::string, provisioning::OnDemandBase> bases_;
+  absl::flat_hash_map<std::string, provisioning::CapacityCount> counts_;
+};
+
+void ExplainCommand(const Command& command, std::vector<Explanation>& out,
+                    std::string_view note = "") {
+  std::string summary = command.Summary();
+  if (!note.empty()) absl::StrAppend(&summary, " (", AsAbsl(note), ")");
   for (const Candidate& c : command.candidates) {
     out.push_back(Explain(c, command.method, true, "", summary));
   }
@@ -413,12 +548,20 @@ MethodResult Emptiness(const ClusterView& view, BudgetMapping& budgets, const Op
   MethodResult out;
   std::vector<Candidate> candidates =
       GetCandidates(view, Method::kEmptiness, options, &out.explanations);
+  const OnDemandBaseGuard guard(view);
   Command command;
   command.method = Method::kEmptiness;
   for (Candidate& c : candidates) {
     if (budgets.Remaining(c.node_pool) <= 0) {
       out.explanations.push_back(
           Explain(c, Method::kEmptiness, false, "", NoBudget(c, v1::DisruptionReason::kEmpty)));
+      continue;
+    }
+    command.candidates.push_back(c);
+    std::string base = guard.Violation(command.candidates, {});
+    command.candidates.pop_back();
+    if (!base.empty()) {
+      out.explanations.push_back(Explain(c, Method::kEmptiness, false, kUnconsolidatable, base));
       continue;
     }
     budgets.Take(c.node_pool);
@@ -438,6 +581,7 @@ absl::StatusOr<MethodResult> Drift(const ClusterView& view, const Simulator& sim
   MethodResult out;
   std::vector<Candidate> candidates =
       GetCandidates(view, Method::kDrift, options, &out.explanations);
+  const OnDemandBaseGuard guard(view);
   for (Candidate& c : candidates) {
     if (budgets.Remaining(c.node_pool) <= 0) {
       out.explanations.push_back(
@@ -467,6 +611,7 @@ absl::StatusOr<MethodResult> Drift(const ClusterView& view, const Simulator& sim
     command.savings_per_hour = c.price - launched;
     budgets.Take(c.node_pool);
     command.candidates.push_back(std::move(c));
+    guard.NarrowDriftReplacements(command);
     ExplainCommand(command, out.explanations);
     out.commands.push_back(std::move(command));
     break;
@@ -503,6 +648,14 @@ absl::StatusOr<MethodResult> MultiNode(const ClusterView& view, const Simulator&
     return out;
   }
   const Balanced balanced(view);
+  const OnDemandBaseGuard guard(view);
+  // What the guard changed, by group (candidate names), for the chosen command's explanation.
+  absl::flat_hash_map<std::string, std::string> base_notes;
+  auto group_key = [](std::span<const Candidate> group) {
+    std::string key;
+    for (const Candidate& c : group) absl::StrAppend(&key, c.name, "\n");
+    return key;
+  };
   // A valid command for the candidates, or nullopt.
   auto attempt = [&](std::span<const Candidate> group) -> absl::StatusOr<std::optional<Command>> {
     std::string why;
@@ -510,6 +663,9 @@ absl::StatusOr<MethodResult> MultiNode(const ClusterView& view, const Simulator&
         std::optional<Command> command,
         ComputeConsolidation(Method::kMultiNodeConsolidation, group, simulator, options, &why));
     if (!command.has_value()) return std::nullopt;
+    ASSIGN_OR_RETURN(OnDemandBaseGuard::Outcome base, guard.Keep(*command, simulator));
+    if (!base.refused.empty()) return std::nullopt;
+    if (!base.note.empty()) base_notes[group_key(group)] = base.note;
     double launched = 0;
     if (!command->replacements.empty()) {
       solver::NewNodeClaim& r = command->replacements.front();
@@ -579,7 +735,8 @@ absl::StatusOr<MethodResult> MultiNode(const ClusterView& view, const Simulator&
       chosen.insert(c.name);
       budgets.Take(c.node_pool);
     }
-    ExplainCommand(*best, out.explanations);
+    auto note = base_notes.find(group_key(best->candidates));
+    ExplainCommand(*best, out.explanations, note == base_notes.end() ? "" : note->second);
   }
   for (size_t i = 0; i < candidates.size(); ++i) {
     const Candidate& c = candidates[i];
@@ -618,6 +775,7 @@ absl::StatusOr<MethodResult> SingleNode(const ClusterView& view, const Simulator
     }
   }
   const Balanced balanced(view);
+  const OnDemandBaseGuard guard(view);
   for (Candidate* c : candidates) {
     if (clock.Now() - start > options.single_node_timeout) break;
     if (budgets.Remaining(c->node_pool) <= 0) {
@@ -641,6 +799,12 @@ absl::StatusOr<MethodResult> SingleNode(const ClusterView& view, const Simulator
           Explain(*c, Method::kSingleNodeConsolidation, false, kUnconsolidatable, why));
       continue;
     }
+    ASSIGN_OR_RETURN(OnDemandBaseGuard::Outcome base, guard.Keep(*command, simulator));
+    if (!base.refused.empty()) {
+      out.explanations.push_back(
+          Explain(*c, Method::kSingleNodeConsolidation, false, kUnconsolidatable, base.refused));
+      continue;
+    }
     const double launched = command->replacements.empty() ? 0 : command->replacements.front().price;
     if (std::string rejected = balanced.Rejects(one, launched); !rejected.empty()) {
       out.explanations.push_back(
@@ -653,7 +817,7 @@ absl::StatusOr<MethodResult> SingleNode(const ClusterView& view, const Simulator
       continue;
     }
     budgets.Take(c->node_pool);
-    ExplainCommand(*command, out.explanations);
+    ExplainCommand(*command, out.explanations, base.note);
     out.commands.push_back(std::move(*command));
     break;
   }
