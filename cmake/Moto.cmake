@@ -27,6 +27,12 @@ set(DOVETAIL_MOTO_SERVER "${DOVETAIL_MOTO_SOURCE_ROOT}/.cache/venv/bin/moto_serv
 find_program(DOVETAIL_PYTHON3 NAMES python3 REQUIRED)
 
 function(dovetail_moto_fixture)
+  # include_guard(GLOBAL) sets DOVETAIL_MOTO_SCRIPT only in the directory that included this file
+  # first: find the script from here in the others.
+  if(NOT DOVETAIL_MOTO_SCRIPT)
+    set(DOVETAIL_MOTO_SCRIPT
+        "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../test/integration/aws/moto_fixture.py")
+  endif()
   cmake_parse_arguments(ARG "" "FIXTURE_NAME" "ENV" ${ARGN})
   if(NOT ARG_FIXTURE_NAME)
     message(FATAL_ERROR "dovetail_moto_fixture: FIXTURE_NAME is required")
