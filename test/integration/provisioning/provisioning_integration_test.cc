@@ -493,5 +493,134 @@ TEST_F(ProvisioningIntegrationTest, NamespaceSelectorsSeeTheNamespacesLabels) {
   EXPECT_EQ(pass->unschedulable, 0);
 }
 
+// The on-demand base (dovetail.sh/on-demand-base): the pool admits spot and on-demand; of five
+// new NodeClaims the first two are narrowed to on-demand and kwok launches them on on-demand
+// offerings; once they run, a second batch is not narrowed. An invalid value is reported on the
+// NodePool and ignored.
+TEST_F(ProvisioningIntegrationTest, OnDemandBaseNarrowsTheFirstNodeClaimsOfThePool) {
+  // Spot and on-demand, no limits, base 2 (a merge patch replaces the requirements list).
+  const nlohmann::json patch = {
+      {"metadata", {{"annotations", {{"dovetail.sh/on-demand-base", "2"}}}}},
+      {"spec",
+       {{"limits", nullptr},
+        {"template",
+         {{"spec",
+           {{"requirements",
+             {{{"key", "karpenter.kwok.sh/instance-cpu"}, {"operator", "In"}, {"values", {"4"}}},
+              {{"key", "karpenter.sh/capacity-type"},
+               {"operator", "In"},
+               {"values", {"on-demand", "spot"}}}}}}}}}}}};
+  ASSERT_TRUE(
+      client_->Patch(kube::resources::kNodePools, "", pool_, kube::PatchType::kMerge, patch.dump())
+          .ok());
+  // 3 CPUs each: one pod per 4-vCPU node.
+  for (const char* name : {"p1", "p2", "p3", "p4", "p5"}) CreatePendingPod(name, "3");
+  ASSERT_TRUE(provisioner_->StartInformers(absl::Now() + absl::Seconds(30)));
+  auto annotated = [&](const std::string& value) {
+    auto pool = provisioner_->node_pools().store().Get(pool_);
+    if (pool == nullptr) return false;
+    auto it = pool->metadata.annotations.find("dovetail.sh/on-demand-base");
+    return it != pool->metadata.annotations.end() && it->second == value &&
+           pool->spec.limits.empty();
+  };
+  ASSERT_TRUE(WaitFor([&] {
+    return annotated("2") && Unschedulable("p1") && Unschedulable("p2") && Unschedulable("p3") &&
+           Unschedulable("p4") && Unschedulable("p5");
+  }));
+
+  auto capacity_types = [](const v1::NodeClaim& claim) {
+    for (const auto& r : claim.spec.requirements) {
+      if (r.key == "karpenter.sh/capacity-type") return r.values;
+    }
+    return std::vector<std::string>{};
+  };
+  absl::StatusOr<PassResult> pass = provisioner_->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  ASSERT_EQ(pass->created.size(), 5u) << Describe();
+  std::vector<v1::NodeClaim> claims = Claims();
+  ASSERT_EQ(claims.size(), 5u);
+  int narrowed = 0, launched_on_demand = 0;
+  for (const v1::NodeClaim& claim : claims) {
+    const std::vector<std::string> cts = capacity_types(claim);
+    if (cts == std::vector<std::string>{"on-demand"}) {
+      ++narrowed;
+    } else {
+      EXPECT_EQ(cts, (std::vector<std::string>{"on-demand", "spot"})) << claim.metadata.name;
+    }
+    auto launched = cloud_->Create(claim);
+    ASSERT_TRUE(launched.ok()) << launched.status();
+    if (launched->metadata.labels.at("karpenter.sh/capacity-type") == "on-demand") {
+      ++launched_on_demand;
+    }
+    Launch(claim);
+  }
+  EXPECT_EQ(narrowed, 2);
+  EXPECT_EQ(launched_on_demand, 2);  // kwok prefers spot where the NodeClaim allows it
+
+  ASSERT_TRUE(WaitFor([&] {
+    if (!cluster_.Synced()) return false;
+    for (const v1::NodeClaim& claim : claims) {
+      auto node = cluster_.GetByNodeClaimName(claim.metadata.name);
+      if (!node.has_value() || node->node == nullptr) return false;
+    }
+    return true;
+  }));
+  // Two on-demand NodeClaims run: five more pods get five NodeClaims, none narrowed.
+  for (const char* name : {"p6", "p7", "p8", "p9", "p10"}) CreatePendingPod(name, "3");
+  ASSERT_TRUE(WaitFor([&] {
+    return Unschedulable("p6") && Unschedulable("p7") && Unschedulable("p8") &&
+           Unschedulable("p9") && Unschedulable("p10");
+  }));
+  pass = provisioner_->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  ASSERT_EQ(pass->created.size(), 5u) << Describe();
+  for (const std::string& name : pass->created) {
+    auto claim = client_->Get(kube::resources::kNodeClaims, "", name);
+    ASSERT_TRUE(claim.ok()) << claim.status();
+    auto decoded = apis::core::DecodeAs<v1::NodeClaim>(nlohmann::json::parse(*claim));
+    ASSERT_TRUE(decoded.ok()) << decoded.status();
+    EXPECT_EQ(capacity_types(*decoded), (std::vector<std::string>{"on-demand", "spot"})) << name;
+  }
+
+  // An invalid value: a Warning event on the NodePool, and the pool is still used.
+  ASSERT_TRUE(
+      client_
+          ->Patch(kube::resources::kNodePools, "", pool_, kube::PatchType::kMerge,
+                  nlohmann::json{
+                      {"metadata", {{"annotations", {{"dovetail.sh/on-demand-base", "most"}}}}}}
+                      .dump())
+          .ok());
+  ASSERT_TRUE(WaitFor([&] { return annotated("most"); }));
+  for (const std::string& name : pass->created) {
+    auto claim = cluster_.GetByNodeClaimName(name);
+    ASSERT_TRUE(claim.has_value());
+    auto created = client_->Get(kube::resources::kNodeClaims, "", name);
+    ASSERT_TRUE(created.ok());
+    auto decoded = apis::core::DecodeAs<v1::NodeClaim>(nlohmann::json::parse(*created));
+    ASSERT_TRUE(decoded.ok());
+    Launch(*decoded);
+  }
+  ASSERT_TRUE(WaitFor([&] { return cluster_.Synced(); }));
+  CreatePendingPod("p11", "3");
+  ASSERT_TRUE(WaitFor([&] { return Unschedulable("p11"); }));
+  pass = provisioner_->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->created.size(), 1u) << Describe();
+  EXPECT_TRUE(WaitFor([&] {
+    auto list = client_->List(kube::resources::kEvents, "default");
+    if (!list.ok()) return false;
+    const nlohmann::json body = nlohmann::json::parse(list->body);
+    for (const auto& item : body["items"]) {
+      if (item["regarding"].value("name", "") == pool_ &&
+          item.value("reason", "") == "InvalidOnDemandBase" &&
+          item.value("type", "") == "Warning" &&
+          item.value("note", "").find("\"most\"") != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  }));
+}
+
 }  // namespace
 }  // namespace dovetail::controllers::provisioning
