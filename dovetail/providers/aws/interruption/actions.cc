@@ -49,7 +49,10 @@ Action DecideAction(const InterruptionMessage& message, const DecisionContext& c
       absl::Time event = message.time;
       if (event == absl::InfinitePast()) event = context.received;
       if (event == absl::InfinitePast()) event = now;
-      a.replace_deadline = std::max(now, event + kSpotInterruptionNotice - context.drain_reserve);
+      // Never in the past; never later than a warning received now would allow (an event time
+      // ahead of our clock is skew, not extra notice).
+      const absl::Duration lead = kSpotInterruptionNotice - context.drain_reserve;
+      a.replace_deadline = std::clamp(event + lead, now, std::max(now, now + lead));
       a.event_reason = "SpotInterrupted";
       a.event_message = "Spot interruption warning was triggered";
       break;

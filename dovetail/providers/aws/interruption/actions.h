@@ -2,21 +2,27 @@
 // a pure mapping from the message kind, the NodePool's opt-in and the time to actions, so that it
 // can be tested without SQS or an API server.
 //
-//   kind                   replace first (Replacer)               else delete  ICE   event
-//   spot_interrupted       cordon, delete when ready, deadline    yes          spot SpotInterrupted
-//                          event time + 2 min - drain_reserve
-//   rebalance_recommendation
-//     policy ""            no                                     no           no
-//     SpotRebalanceRecommendation policy Taint         no (taint PreferNoSchedule)            no no
-//     same policy Replace       no cordon, keep until deadline         no           no    same
-//                          now + drain-after (taint too)
-//   scheduled_change       cordon, delete when ready, deadline    yes          no InstanceUnhealthy
-//                          clamp(start - drain_reserve, now, now + scheduled_change_max_wait)
-//   instance_stopped       no                                     yes          no InstanceStopping
-//   instance_terminated    no                                     yes          no
-//   InstanceTerminating capacity_reservation_  no                                     yes no
-//   CapacityReservationInterrupted interrupted unknown / invalid      no no           no    none
-//   (logged, deleted)
+// clang-format off
+//   kind / rebalance policy replace first (with a Replacer)    else delete ICE  event
+//   spot_interrupted        cordon, delete when ready;         yes         spot SpotInterrupted
+//                           deadline event time + 2 min
+//                           - drain_reserve, clamped to
+//                           [now, now + 2 min - drain_reserve]
+//   rebalance_recommendation                                                    SpotRebalance-
+//     policy "" (upstream)  no                                 no          no   Recommendation
+//     policy Taint          no (taint PreferNoSchedule)        no          no
+//     policy Replace        taint; no cordon, keep until       no          no
+//                           deadline now + drain-after
+//   scheduled_change        cordon, delete when ready;         yes         no   InstanceUnhealthy
+//                           deadline clamp(start - drain_
+//                           reserve, now, now + scheduled_
+//                           change_max_wait)
+//   instance_stopped        no                                 yes         no   InstanceStopping
+//   instance_terminated     no                                 yes         no   InstanceTerminating
+//   capacity_reservation_   no                                 yes         no   CapacityReserv-
+//     interrupted                                                               ationInterrupted
+//   unknown / invalid       no                                 no          no   none (logged)
+// clang-format on
 //
 // "Replace first": when the controller has a Replacer, it asks it to launch replacements for the
 // node's pods and to delete the NodeClaim when they are Initialized or at the deadline; without

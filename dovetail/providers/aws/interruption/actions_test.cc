@@ -37,10 +37,14 @@ TEST(DecideActionTest, SpotInterruptionReplacesFirstWithADeadlineThatLeavesTheDr
   EXPECT_EQ(a.event_reason, "SpotInterrupted");
 }
 
-TEST(DecideActionTest, SpotDeadlineIsNeverInThePast) {
+TEST(DecideActionTest, SpotDeadlineIsNeverInThePastNorBeyondTheNotice) {
   InterruptionMessage late = Of(InterruptionKind::kSpotInterruption);
   late.time = kNow - absl::Minutes(3);  // redelivered after the instance should be gone
   EXPECT_EQ(DecideAction(late, At(kNow)).replace_deadline, kNow);
+
+  InterruptionMessage ahead = Of(InterruptionKind::kSpotInterruption);
+  ahead.time = kNow + absl::Minutes(5);  // our clock is behind EC2's
+  EXPECT_EQ(DecideAction(ahead, At(kNow)).replace_deadline, kNow + absl::Seconds(75));
 
   DecisionContext reserve = At(kNow);
   reserve.drain_reserve = absl::Seconds(100);
