@@ -4,10 +4,13 @@
 // images, and an IAM role. Checks the resolved status and conditions, Ready=False with the reason
 // for a selector matching nothing (and True once the spec is fixed), the managed instance profile
 // in IAM (created with path and role, replaced and collected when the role changes, deleted with
-// the class), and that deletion waits for the class's NodeClaims.
+// the class), that deletion waits for the class's NodeClaims, and launch template garbage
+// collection (templates tagged as the cloud provider tags them: obsolete ones collected
+// periodically, all of the class's deleted with it, other classes' and clusters' kept).
 //
 // The API server is shared with other integration tests: every assertion is about this test's
 // objects; moto is this test's own.
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <set>
@@ -25,10 +28,12 @@
 #include "dovetail/kube/event_recorder.h"
 #include "dovetail/kube/rest_client.h"
 #include "dovetail/kube/typed_client.h"
+#include "dovetail/providers/aws/cloudprovider/launch_template.h"
 #include "dovetail/providers/aws/ec2_client.h"
 #include "dovetail/providers/aws/iam_client.h"
 #include "dovetail/providers/aws/nodeclass/conditions.h"
 #include "dovetail/providers/aws/nodeclass/hash.h"
+#include "dovetail/providers/aws/nodeclass/launch_templates.h"
 #include "dovetail/providers/aws/nodeclass/nodeclass_controller.h"
 #include "dovetail/providers/aws/ssm_client.h"
 #include "dovetail/state/cluster.h"
@@ -475,6 +480,64 @@ TEST_F(NodeClassIntegrationTest, DeletionWaitsForNodeClaimsOfTheClass) {
   ASSERT_TRUE(client_->Delete(kube::resources::kNodeClaims, "", claim).ok());
   EXPECT_TRUE(WaitGone(name));
   EXPECT_EQ(iam_->GetInstanceProfile(profile).status().code(), absl::StatusCode::kNotFound);
+}
+
+// Launch templates created as the AwsCloudProvider creates them (launch_template.h): the one the
+// class's status still produces is kept by the periodic reconcile, one with a superseded image is
+// deleted; deleting the class deletes the rest; another class's and another cluster's stay.
+TEST_F(NodeClassIntegrationTest, LaunchTemplatesAreCollectedAndDeletedWithTheClass) {
+  const std::string name = CreateNodeClass(kCluster);
+  ASSERT_TRUE(WaitForCondition(name, kConditionReady, core::ConditionStatus::kTrue));
+  const awsv1::EC2NodeClass c = *Get(name);
+  ASSERT_FALSE(c.status.amis.empty());
+  auto create = [&](const std::string& image, const std::string& cluster,
+                    const std::string& node_class) {
+    LaunchTemplateSpec spec;
+    spec.image_id = image;
+    spec.user_data = "#!/bin/bash\necho lt-gc\n";
+    spec.metadata_options = MetadataOptionsFor(c.spec);
+    for (const auto& g : c.status.security_groups) spec.security_group_ids.push_back(g.id);
+    std::sort(spec.security_group_ids.begin(), spec.security_group_ids.end());
+    spec.instance_profile = c.status.instance_profile;
+    spec.tags = LaunchTags({{"team", "it"}}, cluster, "default", "", node_class);
+    const std::string lt = LaunchTemplateName(spec);
+    Ec2("CreateLaunchTemplate", CreateLaunchTemplateParams(lt, spec));
+    return lt;
+  };
+  const std::string current = create(c.status.amis[0].id, kCluster, name);
+  const std::string obsolete = create("ami-0123456789abcdef0", kCluster, name);
+  const std::string other_class = create("ami-0123456789abcdef0", kCluster, name + "-other");
+  const std::string other_cluster = create("ami-0123456789abcdef0", "another-cluster", name);
+  auto names = [&](const std::string& cluster, const std::string& node_class) {
+    std::set<std::string> out;
+    auto listed = ListLaunchTemplates(*ec2_, cluster, node_class);
+    EXPECT_TRUE(listed.ok()) << listed.status();
+    if (listed.ok()) {
+      for (const auto& lt : *listed) out.insert(lt.name);
+    }
+    return out;
+  };
+  ASSERT_EQ(names(kCluster, name), (std::set<std::string>{current, obsolete}));
+
+  // The periodic reconcile (run here directly): the superseded image's template goes.
+  auto reconciled = controller_->Reconcile(name);
+  ASSERT_TRUE(reconciled.ok()) << reconciled.status();
+  EXPECT_EQ(names(kCluster, name), std::set<std::string>{current});
+
+  // Deletion: every template of the class, then the finalizer.
+  ASSERT_TRUE(client_->Delete(kube::resources::kEC2NodeClasses, "", name).ok());
+  EXPECT_TRUE(WaitGone(name));
+  EXPECT_TRUE(names(kCluster, name).empty());
+  EXPECT_EQ(names(kCluster, name + "-other"), std::set<std::string>{other_class});
+  EXPECT_EQ(names("another-cluster", name), std::set<std::string>{other_cluster});
+  auto rest = ListLaunchTemplates(*ec2_, kCluster, name + "-other");
+  ASSERT_TRUE(rest.ok());
+  auto more = ListLaunchTemplates(*ec2_, "another-cluster", name);
+  ASSERT_TRUE(more.ok());
+  rest->insert(rest->end(), more->begin(), more->end());
+  auto deleted = DeleteLaunchTemplates(*ec2_, *rest);
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(*deleted, 2);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "dovetail/providers/aws/errors.h"
 #include "dovetail/providers/aws/nodeclass/conditions.h"
 #include "dovetail/providers/aws/nodeclass/hash.h"
+#include "dovetail/providers/aws/nodeclass/launch_templates.h"
 #include "nlohmann/json.hpp"
 
 namespace dovetail::providers::aws::nodeclass {
@@ -82,6 +83,7 @@ NodeClassController::NodeClassController(const controllers::Dependencies& deps, 
                                          SsmClient& ssm, IamClient& iam, NodeClassOptions options)
     : deps_(deps),
       options_(std::move(options)),
+      ec2_(ec2),
       resolver_(ec2, ssm, {.ssm_path_prefix = options_.ssm_path_prefix}),
       profiles_(iam, deps.clock,
                 {.cluster_name = options_.cluster_name,
@@ -358,10 +360,32 @@ absl::StatusOr<kube::ReconcileResult> NodeClassController::Finalize(
         Truncate(Cat("Waiting on NodeClaim termination for ", absl::StrJoin(claims, ", "))));
     return kube::ReconcileResult{.requeue_after = options_.deletion_poll};
   }
-  ASSIGN_OR_RETURN(const int deleted, profiles_.DeleteAll(node_class));
-  if (deleted > 0) {
+  auto failed = [&](std::string_view reason, std::string_view what, const absl::Status& error) {
+    log::Error(kLogger, Cat("deleting the ", what, " of a deleted EC2NodeClass"),
+               {{"ec2nodeclass", node_class.metadata.name}, {"error", error.ToString()}});
+    RecordEvent(node_class, "Warning", reason,
+                Truncate(Cat("Deleting the ", what, ": ", ErrorMessage(error))));
+    return error;
+  };
+  absl::StatusOr<int> templates = [&]() -> absl::StatusOr<int> {
+    ASSIGN_OR_RETURN(const std::vector<OwnedLaunchTemplate> owned,
+                     ListLaunchTemplates(ec2_, options_.cluster_name, node_class.metadata.name));
+    return DeleteLaunchTemplates(ec2_, owned);
+  }();
+  if (!templates.ok()) {
+    return failed("LaunchTemplateDeletionFailed", "launch templates", templates.status());
+  }
+  if (*templates > 0) {
+    log::Info(kLogger, "deleted the launch templates",
+              {{"ec2nodeclass", node_class.metadata.name}, {"count", Cat(*templates)}});
+  }
+  absl::StatusOr<int> deleted = profiles_.DeleteAll(node_class);
+  if (!deleted.ok()) {
+    return failed("InstanceProfileDeletionFailed", "managed instance profiles", deleted.status());
+  }
+  if (*deleted > 0) {
     log::Info(kLogger, "deleted the managed instance profiles",
-              {{"ec2nodeclass", node_class.metadata.name}, {"count", Cat(deleted)}});
+              {{"ec2nodeclass", node_class.metadata.name}, {"count", Cat(*deleted)}});
   }
   std::vector<std::string> finalizers;
   for (const std::string& f : node_class.metadata.finalizers) {
@@ -445,6 +469,19 @@ absl::StatusOr<kube::ReconcileResult> NodeClassController::Reconcile(const std::
     if (!collected.ok()) {
       log::Error(kLogger, "collecting superseded instance profiles",
                  {{"ec2nodeclass", name}, {"error", collected.ToString()}});
+    }
+  }
+  if (resolved.ok() && !desired.status.amis.empty() && !desired.status.security_groups.empty() &&
+      !desired.status.subnets.empty() && !desired.status.instance_profile.empty()) {
+    absl::StatusOr<int> collected =
+        CollectObsoleteLaunchTemplates(ec2_, options_.cluster_name, desired);
+    if (!collected.ok()) {
+      // Retried at the next periodic reconcile; never fails this one.
+      log::Error(kLogger, "collecting obsolete launch templates",
+                 {{"ec2nodeclass", name}, {"error", collected.status().ToString()}});
+    } else if (*collected > 0) {
+      log::Info(kLogger, "deleted obsolete launch templates",
+                {{"ec2nodeclass", name}, {"count", Cat(*collected)}});
     }
   }
   RestampNodeClaims(desired, hash);

@@ -20,12 +20,18 @@
 //      Unknown (DependenciesNotReady) while another dependent is not True, else True. (Upstream's
 //      dry-run CreateFleet/RunInstances/CreateLaunchTemplate checks are not made.)
 //   4. Ready follows the dependents (conditions.h);
-//   5. collects superseded managed instance profiles and re-stamps the hash annotations on
+//   5. collects superseded managed instance profiles, deletes the class's launch templates that
+//      its resolved status can no longer produce (launch_templates.h; only once subnets, security
+//      groups, AMIs and the instance profile all resolved) and re-stamps the hash annotations on
 //      NodeClaims of the class that carry another hash version;
 // and writes metadata and status with merge patches carrying the resourceVersion it read (a
 // conflict retries the reconcile).
 // Deletion: while NodeClaims reference the class, an event WaitingOnNodeClaimTermination and a
-// requeue; then every managed instance profile of the class is deleted and the finalizer removed.
+// requeue; then every launch template Dovetail created for the class (found by its cluster and
+// class tags) and every managed instance profile of the class are deleted and the finalizer
+// removed. A failed deletion is an event (LaunchTemplateDeletionFailed or
+// InstanceProfileDeletionFailed), a log line and an error (the reconcile is retried with backoff,
+// the finalizer stays).
 // Thread-safety: see controllers/controller.h; informer handlers only enqueue.
 #pragma once
 
@@ -98,6 +104,7 @@ class NodeClassController final : public controllers::Controller {
 
   const controllers::Dependencies deps_;
   const NodeClassOptions options_;
+  Ec2Client& ec2_;
   NodeClassResolver resolver_;
   InstanceProfiles profiles_;
   NodeClassInformer node_classes_;

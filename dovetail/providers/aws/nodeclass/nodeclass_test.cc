@@ -9,6 +9,7 @@
 #include "dovetail/providers/aws/nodeclass/conditions.h"
 #include "dovetail/providers/aws/nodeclass/hash.h"
 #include "dovetail/providers/aws/nodeclass/instance_profile.h"
+#include "dovetail/providers/aws/nodeclass/launch_templates.h"
 #include "dovetail/providers/aws/nodeclass/resolvers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -402,6 +403,27 @@ TEST(NewUuidTest, IsVersion4AndUnique) {
   EXPECT_EQ(a[8], '-');
   EXPECT_EQ(a[14], '4');
   EXPECT_TRUE(a[19] == '8' || a[19] == '9' || a[19] == 'a' || a[19] == 'b') << a;
+}
+
+TEST(LaunchTemplateGc, ObsoleteWhenTheStatusNoLongerProducesTheTemplate) {
+  awsv1::EC2NodeClassStatus status;
+  status.amis = {{.id = "ami-new"}, {.id = "ami-gpu"}};
+  status.security_groups = {{.id = "sg-b"}, {.id = "sg-a"}};
+  status.instance_profile = "profile";
+  LaunchTemplateFacts facts{
+      .image_id = "ami-gpu", .security_group_ids = {"sg-a", "sg-b"}, .instance_profile = "profile"};
+  EXPECT_EQ(ObsoleteReason(facts, status), "");
+  LaunchTemplateFacts old_image = facts;
+  old_image.image_id = "ami-old";
+  EXPECT_THAT(ObsoleteReason(old_image, status), ::testing::HasSubstr("ami-old"));
+  LaunchTemplateFacts groups = facts;
+  groups.security_group_ids = {"sg-a"};
+  EXPECT_THAT(ObsoleteReason(groups, status), ::testing::HasSubstr("security groups"));
+  LaunchTemplateFacts profile = facts;
+  profile.instance_profile = "old-profile";
+  EXPECT_THAT(ObsoleteReason(profile, status), ::testing::HasSubstr("instance profile"));
+  // Unresolved status never condemns a template.
+  EXPECT_EQ(ObsoleteReason(old_image, awsv1::EC2NodeClassStatus{}), "");
 }
 
 }  // namespace
