@@ -578,6 +578,26 @@ TEST(Drift, Reasons) {
   subnet.subnet_id = "subnet-z";
   EXPECT_EQ(*DriftReason(nc, claim, subnet, nullptr), "SubnetDrift");
 
+  // Capacity reservations: the NodeClaim's label, or the instance's reservation when described.
+  awsv1::EC2NodeClass reserved = nc;
+  reserved.status.capacity_reservations = {{.id = "cr-live"}};
+  v1::NodeClaim in_live = claim;
+  in_live.metadata.labels["karpenter.k8s.aws/capacity-reservation-id"] = "cr-live";
+  EXPECT_EQ(*DriftReason(reserved, in_live, facts, nullptr), "");
+  v1::NodeClaim in_gone = claim;
+  in_gone.metadata.labels["karpenter.k8s.aws/capacity-reservation-id"] = "cr-gone";
+  EXPECT_EQ(*DriftReason(reserved, in_gone, facts, nullptr), "CapacityReservationDrift");
+  EXPECT_EQ(*DriftReason(nc, in_gone, facts, nullptr), "CapacityReservationDrift");
+  InstanceFacts left = facts;
+  left.capacity_reservation_id = "";  // described: no longer in a reservation
+  EXPECT_EQ(*DriftReason(reserved, in_gone, left, nullptr), "");
+  InstanceFacts moved = facts;
+  moved.capacity_reservation_id = "cr-gone";
+  EXPECT_EQ(*DriftReason(reserved, in_live, moved, nullptr), "CapacityReservationDrift");
+  EXPECT_EQ(*DriftReason(reserved, claim, facts, nullptr), "");  // not reserved
+  InstanceFacts both = subnet;                                   // subnet drift is reported first
+  EXPECT_EQ(*DriftReason(reserved, in_gone, both, nullptr), "SubnetDrift");
+
   awsv1::EC2NodeClass empty = nc;
   empty.status.amis.clear();
   EXPECT_EQ(DriftReason(empty, claim, facts, nullptr).status().code(),

@@ -56,6 +56,19 @@ absl::StatusOr<std::string> DriftReason(const awsv1::EC2NodeClass& node_class,
       std::any_of(node_class.status.subnets.begin(), node_class.status.subnets.end(),
                   [&](const awsv1::Subnet& s) { return s.id == instance.subnet_id; });
   if (!subnet_ok) return std::string("SubnetDrift");
+  std::string reservation;
+  if (instance.capacity_reservation_id.has_value()) {
+    reservation = *instance.capacity_reservation_id;
+  } else if (auto it = node_claim.metadata.labels.find(v1::kLabelCapacityReservationId);
+             it != node_claim.metadata.labels.end()) {
+    reservation = it->second;
+  }
+  if (!reservation.empty() &&
+      std::none_of(node_class.status.capacity_reservations.begin(),
+                   node_class.status.capacity_reservations.end(),
+                   [&](const awsv1::CapacityReservation& r) { return r.id == reservation; })) {
+    return std::string("CapacityReservationDrift");
+  }
   return std::string();
 }
 

@@ -4,10 +4,17 @@
 //   AMIDrift            the instance's image is not among the status.amis whose requirements
 //                       fit the instance type;
 //   SecurityGroupDrift  the instance's security groups differ from status.securityGroups (as sets);
-//   SubnetDrift         the instance's subnet is not in status.subnets.
-// The hash is checked first (no instance needed), then AMI, security groups, subnet.
+//   SubnetDrift         the instance's subnet is not in status.subnets;
+//   CapacityReservationDrift
+//                       the instance was launched into a capacity reservation (its
+//                       CapacityReservationId when known, else the NodeClaim's
+//                       karpenter.k8s.aws/capacity-reservation-id label) that is no longer in
+//                       status.capacityReservations (expired, cancelled, or no longer selected).
+// The hash is checked first (no instance needed), then AMI, security groups, subnet, capacity
+// reservation.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +29,10 @@ struct InstanceFacts {
   std::string image_id;
   std::string subnet_id;
   std::vector<std::string> security_group_ids;
+  // The instance's CapacityReservationId from DescribeInstances: "" when it runs outside any
+  // reservation; unset when not described, and the NodeClaim's capacity-reservation-id label is
+  // used instead.
+  std::optional<std::string> capacity_reservation_id;
 };
 
 // "NodeClassDrift" when the static hash differs, else "".
