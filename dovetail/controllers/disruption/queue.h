@@ -37,8 +37,9 @@
 // MakeInvoluntary upgrades a queued command (voluntary or not) in place.
 //
 // The queue's writes go through QueueWriter (KubeQueueWriter in production) so the bookkeeping is
-// unit-tested with a fake. Thread-safe: StartCommand, Held, size and stats from any thread;
-// Reconcile is serialised internally.
+// unit-tested with a fake. Thread-safe: StartCommand, MakeInvoluntary, Find, Held, size and stats
+// from any thread; Reconcile, MakeInvoluntary and Find are serialised with each other (Find may
+// wait for a Reconcile in progress).
 #pragma once
 
 #include <atomic>

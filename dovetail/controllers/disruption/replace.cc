@@ -79,6 +79,8 @@ absl::StatusOr<ReplaceResult> DisruptionController::ReplaceLocked(const ReplaceR
         absl::StrCat("nodeclaim ", request.node_claim, " has no node yet"));
   }
 
+  // The events' reason (the queue falls back to the same for its command ids and metrics).
+  const std::string event_reason = request.reason.empty() ? "Involuntary" : request.reason;
   CommandOptions command_options{
       .involuntary = true,
       .deadline = std::nullopt,
@@ -98,7 +100,7 @@ absl::StatusOr<ReplaceResult> DisruptionController::ReplaceLocked(const ReplaceR
     result.already_held = true;
     const std::optional<CommandInfo> info = queue_.Find(request.node_claim);
     if (info.has_value()) result.replacements = info->replacements;
-    writer_.Event(NodeClaimRef(*found), "Normal", request.reason,
+    writer_.Event(NodeClaimRef(*found), "Normal", event_reason,
                   absl::StrCat("Node already being disrupted (command ", id,
                                "): deleted once replaced, at the latest at ",
                                Rfc3339(info.has_value() ? info->deadline : request.deadline)));
@@ -193,7 +195,7 @@ absl::StatusOr<ReplaceResult> DisruptionController::ReplaceLocked(const ReplaceR
   if (!result.unschedulable.empty()) {
     absl::StrAppend(&note, "; ", result.unschedulable.size(), " pods fit nowhere");
   }
-  CandidateEvents(candidate, "Normal", request.reason, note);
+  CandidateEvents(candidate, "Normal", event_reason, note);
   log::Info(kLogger, "replacing node before deleting it",
             {{"NodeClaim", request.node_claim},
              {"Node", candidate.name},
