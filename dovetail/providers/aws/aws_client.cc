@@ -60,14 +60,16 @@ absl::Duration AwsClient::Backoff(int retry, bool throttled) {
 
 absl::StatusOr<HttpResponse> AwsClient::Send(std::string_view api, AwsRequest request) {
   const std::string name(api);
-  {
-    absl::MutexLock lock(&mu_);
-    ++stats_[name].calls;
-  }
   auto count = [&](auto field) {
     absl::MutexLock lock(&mu_);
     ++(stats_[name].*field);
+    if (observer_) {
+      ApiStats delta;
+      ++(delta.*field);
+      observer_(name, delta);
+    }
   };
+  count(&ApiStats::calls);
   request.endpoint = options_.endpoint;
   TokenBucket& bucket = BucketFor(api);
   absl::Status last;
@@ -123,6 +125,13 @@ ApiStats AwsClient::Stats(std::string_view api) const {
 std::map<std::string, ApiStats> AwsClient::AllStats() const {
   absl::MutexLock lock(&mu_);
   return stats_;
+}
+
+void AwsClient::SetStatsObserver(StatsObserver observer) {
+  absl::MutexLock lock(&mu_);
+  observer_ = std::move(observer);
+  if (!observer_) return;
+  for (const auto& [api, totals] : stats_) observer_(api, totals);
 }
 
 }  // namespace dovetail::providers::aws

@@ -9,7 +9,9 @@
 //     codes and transport failures, up to `max_attempts`, sleeping a full-jitter exponential
 //     backoff: uniform(0, min(max_backoff, base_delay x 2^retry)); throttles use
 //     `throttle_base_delay` (longer, as the SDKs' standard retryer does);
-//   - counters per API: calls, attempts, throttles, retries, errors.
+//   - counters per API: calls, attempts, throttles, retries, errors, readable as a snapshot
+//     (Stats, AllStats) or followed by an observer (SetStatsObserver; metrics.h exports them as
+//     Prometheus counters).
 // Final errors are absl::Status values with the AWS error code kept (errors.h); when the
 // credentials provider has no credentials (NotFound) the call fails with kUnauthenticated before
 // anything is sent.
@@ -67,6 +69,9 @@ struct ApiStats {
   bool operator==(const ApiStats&) const = default;
 };
 
+// One change of an API's counters (a delta), or at registration the totals so far.
+using StatsObserver = std::function<void(std::string_view api, const ApiStats& delta)>;
+
 using ErrorParser = std::function<AwsErrorDetail(const HttpResponse&)>;
 using Sleeper = std::function<void(absl::Duration)>;
 
@@ -101,6 +106,10 @@ class AwsClient {
   const Options& options() const { return options_; }
   ApiStats Stats(std::string_view api) const;
   std::map<std::string, ApiStats> AllStats() const;
+  // Replaces the observer (empty: none). It is called at once with each API's totals so far, then
+  // with every change, always under the client's lock (so nothing is lost or counted twice); it
+  // must be quick and must not call back into this client.
+  void SetStatsObserver(StatsObserver observer);
 
  private:
   TokenBucket& BucketFor(std::string_view api);
@@ -115,6 +124,7 @@ class AwsClient {
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<TokenBucket>> buckets_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, ApiStats> stats_ ABSL_GUARDED_BY(mu_);
+  StatsObserver observer_ ABSL_GUARDED_BY(mu_);
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -5,7 +5,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
+#include "dovetail/metrics/registry.h"
 #include "dovetail/providers/aws/ec2_client.h"
+#include "dovetail/providers/aws/metrics.h"
 #include "dovetail/providers/aws/test_server.h"
 #include "gtest/gtest.h"
 
@@ -124,6 +126,40 @@ TEST_F(AwsClientTest, GivesUpAfterMaxAttemptsKeepingTheThrottlingCode) {
   EXPECT_EQ(requests_.load(), 3);
   EXPECT_EQ(client.Stats("DescribeAvailabilityZones"),
             (ApiStats{.calls = 1, .attempts = 3, .throttles = 3, .retries = 2, .errors = 1}));
+}
+
+// The per-API counters in the Prometheus exposition: the totals from before the export, then
+// every later change; two clients of one registry share the counters.
+TEST_F(AwsClientTest, ExportsTheApiCountersAsPrometheusMetrics) {
+  throttle_first_ = 2;
+  AwsClient client = MakeClient();
+  ASSERT_TRUE(Ec2Client(client).DescribeAvailabilityZones().ok());  // 1 call, 3 attempts
+  metrics::Registry registry;
+  ExportAwsApiMetrics(client, registry);
+  invalid_ = true;
+  ASSERT_FALSE(Ec2Client(client).DescribeAvailabilityZones().ok());  // 1 call, 1 error
+  AwsClient other = MakeClient();
+  ExportAwsApiMetrics(other, registry);
+  ASSERT_FALSE(Ec2Client(other).DescribeSubnets().ok());
+
+  const std::string text = registry.Expose();
+  const std::string az = R"({service="EC2",api="DescribeAvailabilityZones"})";
+  for (const std::string& line : {
+           std::string("# TYPE dovetail_aws_api_calls_total counter"),
+           "dovetail_aws_api_calls_total" + az + " 2",
+           "dovetail_aws_api_attempts_total" + az + " 4",
+           "dovetail_aws_api_throttles_total" + az + " 2",
+           "dovetail_aws_api_retries_total" + az + " 2",
+           "dovetail_aws_api_errors_total" + az + " 1",
+           std::string(R"(dovetail_aws_api_calls_total{service="EC2",api="DescribeSubnets"} 1)"),
+           std::string(R"(dovetail_aws_api_errors_total{service="EC2",api="DescribeSubnets"} 1)"),
+       }) {
+    EXPECT_TRUE(absl::StrContains(text, line)) << line << "\n" << text;
+  }
+  // Detached: no more changes.
+  client.SetStatsObserver(nullptr);
+  (void)Ec2Client(client).DescribeAvailabilityZones();
+  EXPECT_TRUE(absl::StrContains(registry.Expose(), "dovetail_aws_api_calls_total" + az + " 2"));
 }
 
 TEST_F(AwsClientTest, Retries5xxWithoutCountingThrottles) {
