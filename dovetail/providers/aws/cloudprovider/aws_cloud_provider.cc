@@ -98,6 +98,7 @@ std::vector<Ec2Instance> ParseDescribeInstances(const pugi::xml_node& root) {
       inst.zone = Text(i.child("placement"), "availabilityZone");
       inst.subnet_id = Text(i, "subnetId");
       inst.lifecycle = Text(i, "instanceLifecycle");
+      inst.capacity_reservation_id = Text(i, "capacityReservationId");
       for (pugi::xml_node g : i.child("groupSet").children("item")) {
         inst.security_group_ids.push_back(Text(g, "groupId"));
       }
@@ -448,7 +449,8 @@ absl::StatusOr<std::string> AwsCloudProvider::IsDrifted(const v1::NodeClaim& nod
   return DriftReason(*nc, node_claim,
                      {.image_id = i.image_id,
                       .subnet_id = i.subnet_id,
-                      .security_group_ids = i.security_group_ids},
+                      .security_group_ids = i.security_group_ids,
+                      .capacity_reservation_id = i.capacity_reservation_id},
                      type);
 }
 

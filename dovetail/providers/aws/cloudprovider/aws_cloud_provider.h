@@ -79,6 +79,7 @@ struct Ec2Instance {
   std::string subnet_id;
   std::string lifecycle;  // "spot" or "" (on-demand)
   std::vector<std::string> security_group_ids;
+  std::string capacity_reservation_id;  // "" outside a capacity reservation
   std::optional<absl::Time> launch_time;
   Tags tags;
 };
