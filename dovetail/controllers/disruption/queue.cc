@@ -488,6 +488,7 @@ absl::StatusOr<std::string> Queue::MakeInvoluntary(std::string_view node,
     entry->reason_name = options.reason;
     entry->reason_label = absl::AsciiStrToLower(options.reason);
   }
+  if (!options.metric_reason.empty()) entry->reason_label = options.metric_reason;
   if (entry->rolling_back) {
     // Resumed: the candidates go away after all (marks are restored below).
     entry->rolling_back = false;
@@ -524,7 +525,8 @@ absl::StatusOr<std::string> Queue::StartCommand(
   entry->cordon = !options.involuntary || options.cordon;
   if (options.involuntary) {
     entry->reason_name = options.reason.empty() ? "Involuntary" : options.reason;
-    entry->reason_label = absl::AsciiStrToLower(entry->reason_name);
+    entry->reason_label = options.metric_reason.empty() ? absl::AsciiStrToLower(entry->reason_name)
+                                                        : options.metric_reason;
   } else {
     entry->reason_name = std::string(ReasonName(entry->reason));
     entry->reason_label = ReasonLabel(entry->reason);

@@ -137,6 +137,8 @@ struct CommandOptions {
   // Events, logs, the command id's prefix and (lowercased) the metrics' reason label, e.g.
   // "SpotInterrupted".
   std::string reason;
+  // The metrics' reason label when not empty (else `reason` lowercased).
+  std::string metric_reason;
 };
 
 // The writes the queue (and the controller's crash recovery) make. Implementations are idempotent:

@@ -448,6 +448,19 @@ TEST_F(InvoluntaryQueueTest, TerminatesAtTheDeadlineWithoutInitializedReplacemen
   EXPECT_EQ(Disrupted("underutilized"), 0);
 }
 
+TEST_F(InvoluntaryQueueTest, MetricReasonLabelsTheCountersAndTheCommandId) {
+  CommandOptions options = Involuntary(absl::Minutes(2), /*delete_when_ready=*/true, true);
+  options.metric_reason = "spot_interrupted";
+  absl::StatusOr<std::string> id = queue_.StartCommand(Replace({"a"}), pools_, options);
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(id->rfind("spot_interrupted-", 0), 0u) << *id;
+  EXPECT_EQ(queue_.Find("claim-a")->reason, "SpotInterrupted");  // events keep the reason
+  clock_.Advance(absl::Minutes(2));
+  queue_.Reconcile();
+  EXPECT_EQ(Disrupted("spot_interrupted"), 1);
+  EXPECT_EQ(Disrupted("spotinterrupted"), 0);
+}
+
 TEST_F(InvoluntaryQueueTest, DeletedReplacementTerminatesWhenDeleteWhenReady) {
   ASSERT_TRUE(queue_
                   .StartCommand(Replace({"a"}), pools_,

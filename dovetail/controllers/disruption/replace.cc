@@ -87,6 +87,7 @@ absl::StatusOr<ReplaceResult> DisruptionController::ReplaceLocked(const ReplaceR
       .delete_when_ready = request.delete_when_ready,
       .cordon = request.cordon,
       .reason = request.reason,
+      .metric_reason = request.metric_reason,
   };
   // InfiniteFuture: the queue's own command timeout.
   if (request.deadline != absl::InfiniteFuture()) command_options.deadline = request.deadline;

@@ -17,6 +17,10 @@ struct ReplaceRequest {
   // Why, for events and logs: "SpotInterrupted", "SpotRebalanceRecommendation",
   // "InstanceUnhealthy", ...
   std::string reason;
+  // The metrics' reason label (karpenter_nodeclaims_disrupted_total and
+  // karpenter_nodeclaims_created_total), e.g. upstream's message kind "spot_interrupted"; empty:
+  // `reason` lowercased.
+  std::string metric_reason;
   // The NodeClaim is deleted (and so drained) at this time at the latest, whether or not its
   // replacements are ready. A command started for a request never rolls back. InfiniteFuture:
   // the orchestration queue's command timeout (10 min to 1 h, QueueOptions).
@@ -32,10 +36,10 @@ struct ReplaceRequest {
 };
 
 struct ReplaceResult {
-  std::string command_id;                 // the orchestration queue's command id
-  std::vector<std::string> replacements;  // NodeClaim names launched for the node's pods
-  bool already_held = false;              // the node was already held; its command was updated
-  int pods = 0;                           // reschedulable pods that the replacements make room for
+  std::string command_id;                  // the orchestration queue's command id
+  std::vector<std::string> replacements;   // NodeClaim names launched for the node's pods
+  bool already_held = false;               // the node was already held; its command was updated
+  int pods = 0;                            // reschedulable pods that the replacements make room for
   std::vector<std::string> unschedulable;  // "ns/name: reason" for pods the simulation cannot place
 };
 

@@ -471,6 +471,7 @@ TEST_F(InterruptionReplaceIntegrationTest, SpotInterruptionReplacesFirstAndDoesN
   std::vector<ReplaceRequest> requests = replacer_.RequestsFor(claim);
   ASSERT_EQ(requests.size(), 1u);
   EXPECT_EQ(requests[0].reason, "SpotInterrupted");
+  EXPECT_EQ(requests[0].metric_reason, "spot_interrupted");
   EXPECT_EQ(requests[0].deadline, event + absl::Seconds(75))  // 2 min - the 45 s drain reserve
       << absl::FormatTime(requests[0].deadline);
   EXPECT_TRUE(requests[0].cordon);
@@ -527,6 +528,7 @@ TEST_F(InterruptionReplaceIntegrationTest, HealthEventReplacesFirstBeforeTheWind
   const std::vector<ReplaceRequest> requests = replacer_.RequestsFor(claim);
   ASSERT_EQ(requests.size(), 1u);
   EXPECT_EQ(requests[0].reason, "InstanceUnhealthy");
+  EXPECT_EQ(requests[0].metric_reason, "scheduled_change");
   EXPECT_EQ(requests[0].deadline, start - absl::Seconds(45));
   EXPECT_TRUE(requests[0].cordon);
   EXPECT_TRUE(requests[0].delete_when_ready);

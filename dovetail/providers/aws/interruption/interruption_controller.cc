@@ -261,6 +261,7 @@ absl::Status InterruptionController::ActOn(const InterruptionMessage& message, a
     controllers::disruption::ReplaceRequest request;
     request.node_claim = claim.metadata.name;
     request.reason = action.event_reason;
+    request.metric_reason = kind;  // upstream's label: the message kind, e.g. spot_interrupted
     request.deadline = action.replace_deadline;
     request.delete_when_ready = action.replace_delete_when_ready;
     request.cordon = action.replace_cordon;
