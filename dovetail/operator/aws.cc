@@ -14,6 +14,7 @@
 #include "dovetail/providers/aws/http_transport.h"
 #include "dovetail/providers/aws/iam_client.h"
 #include "dovetail/providers/aws/interruption/interruption_controller.h"
+#include "dovetail/providers/aws/metrics.h"
 #include "dovetail/providers/aws/nodeclass/nodeclass_controller.h"
 #include "dovetail/providers/aws/pricing_client.h"
 #include "dovetail/providers/aws/region.h"
@@ -93,8 +94,15 @@ class AwsStackImpl final : public AwsStack {
   cloudprovider::CloudProvider& cloud() override { return *cloud_; }
 
   std::vector<std::unique_ptr<controllers::Controller>> Controllers(
-      const controllers::Dependencies& deps) override {
+      const controllers::Dependencies& deps, controllers::disruption::Replacer* replacer) override {
     std::vector<std::unique_ptr<controllers::Controller>> out;
+    if (deps.metrics != nullptr) {
+      // dovetail_aws_api_*_total{service,api}: every client's per-API counters (metrics.h).
+      for (aws::AwsClient* c : {sts_.get(), ec2_raw_.get(), ssm_raw_.get(), iam_raw_.get(),
+                                sqs_raw_.get(), pricing_raw_.get()}) {
+        if (c != nullptr) aws::ExportAwsApiMetrics(*c, *deps.metrics);
+      }
+    }
     aws::nodeclass::NodeClassOptions nco;
     nco.cluster_name = options_.cluster_name;
     nco.region = region_;
@@ -104,7 +112,7 @@ class AwsStackImpl final : public AwsStack {
       aws::interruption::ControllerOptions io;
       io.queue_name = options_.interruption_queue;
       out.push_back(std::make_unique<aws::interruption::InterruptionController>(
-          deps, *sqs_, &unavailable_, std::move(io)));
+          deps, *sqs_, &unavailable_, replacer, std::move(io)));
     }
     return out;
   }

@@ -11,6 +11,7 @@
 #include "dovetail/cloudprovider/cloud_provider.h"
 #include "dovetail/common/clock.h"
 #include "dovetail/controllers/controller.h"
+#include "dovetail/controllers/disruption/replacer.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/operator/options.h"
 
@@ -21,9 +22,11 @@ class AwsStack {
  public:
   virtual ~AwsStack() = default;
   virtual cloudprovider::CloudProvider& cloud() = 0;
-  // The AWS controllers (node class, interruption when a queue is set) on `deps`.
+  // The AWS controllers (node class, interruption when a queue is set) on `deps`. `replacer`
+  // (may be null: interrupted NodeClaims are then deleted at once) launches replacements before
+  // an interrupted node is drained; it must outlive the controllers.
   virtual std::vector<std::unique_ptr<controllers::Controller>> Controllers(
-      const controllers::Dependencies& deps) = 0;
+      const controllers::Dependencies& deps, controllers::disruption::Replacer* replacer) = 0;
 };
 
 // Errors: NotFound when no region is found; InvalidArgument for a bad endpoint override or

@@ -79,7 +79,17 @@ absl::StatusOr<std::unique_ptr<Operator>> Operator::Create(const Options& option
                                 *op->events_, &op->metrics_});
   op->controllers_ = BuildControllers(*op->deps_, options);
   if (op->aws_ != nullptr) {
-    for (auto& c : op->aws_->Controllers(*op->deps_)) op->controllers_.push_back(std::move(c));
+    // The interruption controller replaces interrupted nodes first through the disruption
+    // controller (started before it, stopped after it).
+    controllers::disruption::Replacer* replacer = nullptr;
+    for (const auto& c : op->controllers_) {
+      if (auto* d = dynamic_cast<controllers::disruption::DisruptionController*>(c.get())) {
+        replacer = d;
+      }
+    }
+    for (auto& c : op->aws_->Controllers(*op->deps_, replacer)) {
+      op->controllers_.push_back(std::move(c));
+    }
   }
   op->metrics_.NewGauge("karpenter_build_info", "Build information.", {"version", "commit"})
       .Set({std::string(GetBuildInfo().version), std::string(GetBuildInfo().commit)}, 1);
