@@ -6,6 +6,7 @@
 // moto 5.2.5 implements CreateFleet type instant (on-demand and spot) but ignores ClientToken, so
 // "Create twice with one NodeClaim UID launches one instance" exercises the provider's own
 // lookup of an instance already tagged for the NodeClaim (on AWS the ClientToken also holds).
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -17,6 +18,7 @@
 #include "dovetail/cloudprovider/errors.h"
 #include "dovetail/providers/aws/cloudprovider/aws_cloud_provider.h"
 #include "dovetail/providers/aws/ec2_client.h"
+#include "dovetail/providers/aws/nodeclass/launch_templates.h"
 #include "gtest/gtest.h"
 #include "test/integration/aws/moto_env.h"
 
@@ -303,6 +305,52 @@ TEST_F(MotoCloudProviderTest, LaunchTemplateDeletedBehindOurBackIsCreatedAgain) 
   auto second = provider_->Create(Claim("lt-2", "on-demand"));
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(OurTemplates(), before);
+  EXPECT_TRUE(provider_->Delete(*first).ok());
+  EXPECT_TRUE(provider_->Delete(*second).ok());
+}
+
+// Launch template garbage collection (nodeclass/launch_templates.h) finds the provider's own
+// templates by their tags, keeps the one the class still produces, deletes it once the class's
+// AMI changed (the next launch makes the new one), and deletes all of them with the class.
+TEST_F(MotoCloudProviderTest, LaunchTemplatesAreFoundByTagsAndCollected) {
+  auto first = provider_->Create(Claim("gc-1", "on-demand"));
+  ASSERT_TRUE(first.ok()) << first.status();
+  const std::vector<std::string> ours = OurTemplates();
+  ASSERT_EQ(ours.size(), 1u);
+  auto listed = nodeclass::ListLaunchTemplates(*ec2_, kCluster, "default");
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  auto has = [](const std::vector<nodeclass::OwnedLaunchTemplate>& lts, const std::string& name) {
+    return std::any_of(lts.begin(), lts.end(), [&](const auto& lt) { return lt.name == name; });
+  };
+  EXPECT_TRUE(has(*listed, ours[0]));
+  EXPECT_TRUE(nodeclass::ListLaunchTemplates(*ec2_, "other-cluster", "default")->empty());
+  EXPECT_TRUE(nodeclass::ListLaunchTemplates(*ec2_, kCluster, "other-class")->empty());
+
+  auto kept = nodeclass::CollectObsoleteLaunchTemplates(*ec2_, kCluster, node_class_);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(OurTemplates(), ours);
+
+  auto images = ec2_->DescribeImages({{"architecture", {"x86_64"}}}, {}, {"amazon"});
+  ASSERT_TRUE(images.ok() && images->size() >= 2);
+  const std::string next =
+      (*images)[0].image_id == image_ ? (*images)[1].image_id : (*images)[0].image_id;
+  node_class_.status.amis[0].id = next;
+  auto collected = nodeclass::CollectObsoleteLaunchTemplates(*ec2_, kCluster, node_class_);
+  ASSERT_TRUE(collected.ok()) << collected.status();
+  EXPECT_GE(*collected, 1);
+  EXPECT_TRUE(OurTemplates().empty());
+
+  auto second = provider_->Create(Claim("gc-2", "on-demand"));
+  ASSERT_TRUE(second.ok()) << second.status();
+  const std::vector<std::string> now = OurTemplates();
+  ASSERT_EQ(now.size(), 1u);
+  EXPECT_NE(now[0], ours[0]);
+
+  listed = nodeclass::ListLaunchTemplates(*ec2_, kCluster, "default");
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  auto deleted = nodeclass::DeleteLaunchTemplates(*ec2_, *listed);
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_TRUE(nodeclass::ListLaunchTemplates(*ec2_, kCluster, "default")->empty());
   EXPECT_TRUE(provider_->Delete(*first).ok());
   EXPECT_TRUE(provider_->Delete(*second).ok());
 }
