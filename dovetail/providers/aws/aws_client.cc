@@ -98,7 +98,8 @@ absl::StatusOr<HttpResponse> AwsClient::Send(std::string_view api, AwsRequest re
     bool retryable = false;
     bool throttled = false;
     if (!response.ok()) {
-      last = response.status();
+      last = absl::Status(response.status().code(), Cat(options_.service.signing_name, ":", api,
+                                                        ": ", response.status().message()));
       retryable = true;
     } else if (response->status >= 200 && response->status < 300) {
       return response;

@@ -130,6 +130,22 @@ class NodeClassIntegrationTest : public ::testing::Test {
                          .ssm_path_prefix = kSsmPrefix,
                          .instance_profile_grace = absl::ZeroDuration(),
                          .deletion_poll = absl::Milliseconds(500)});
+    // An EC2 endpoint nothing listens on (one attempt): the deletion failure path. Never started;
+    // built before the informers start, as it registers a NodeClaim handler.
+    dead_ec2_client_ = std::make_unique<AwsClient>(
+        AwsClient::Dependencies{
+            .transport = transport_, .credentials = &credentials_, .clock = aws_clock_},
+        AwsClient::Options{.service = kEc2,
+                           .region = "us-east-1",
+                           .endpoint = "http://127.0.0.1:1",
+                           .max_attempts = 1});
+    dead_ec2_ = std::make_unique<Ec2Client>(*dead_ec2_client_);
+    dead_controller_ =
+        std::make_unique<NodeClassController>(*deps_, *dead_ec2_, *ssm_, *iam_,
+                                              NodeClassOptions{.cluster_name = kCluster,
+                                                               .region = "us-east-1",
+                                                               .kubernetes_version = kK8sVersion,
+                                                               .ssm_path_prefix = kSsmPrefix});
     informers_->Start();
     ASSERT_TRUE(informers_->WaitForSync(absl::Now() + absl::Seconds(60)));
     controller_->Start();
@@ -139,6 +155,7 @@ class NodeClassIntegrationTest : public ::testing::Test {
     if (controller_ != nullptr) controller_->Stop();
     controller_.reset();
     if (informers_ != nullptr) informers_->Stop();
+    dead_controller_.reset();
     if (client_ == nullptr) return;
     for (const std::string& name : claims_) {
       (void)client_->Delete(kube::resources::kNodeClaims, "", name);
@@ -261,6 +278,9 @@ class NodeClassIntegrationTest : public ::testing::Test {
   std::unique_ptr<state::ClusterInformers> informers_;
   std::unique_ptr<controllers::Dependencies> deps_;
   std::unique_ptr<NodeClassController> controller_;
+  std::unique_ptr<AwsClient> dead_ec2_client_;
+  std::unique_ptr<Ec2Client> dead_ec2_;
+  std::unique_ptr<NodeClassController> dead_controller_;
   std::vector<std::string> classes_, claims_;
 };
 
@@ -541,6 +561,41 @@ TEST_F(NodeClassIntegrationTest, LaunchTemplatesAreCollectedAndDeletedWithTheCla
   auto deleted = DeleteLaunchTemplates(*ec2_, *rest);
   ASSERT_TRUE(deleted.ok()) << deleted.status();
   EXPECT_EQ(*deleted, 2);
+}
+
+// A launch template deletion that fails keeps the finalizer, says so (Warning event
+// LaunchTemplateDeletionFailed, an error for the retry), and the next reconcile that reaches EC2
+// finishes the deletion.
+TEST_F(NodeClassIntegrationTest, FailedLaunchTemplateDeletionKeepsTheFinalizerAndIsRetried) {
+  const std::string name = CreateNodeClass(kCluster);
+  ASSERT_TRUE(WaitForCondition(name, kConditionReady, core::ConditionStatus::kTrue));
+  controller_->Stop();  // only the reconciles below act on the class
+  ASSERT_TRUE(client_->Delete(kube::resources::kEC2NodeClasses, "", name).ok());
+
+  auto failed = dead_controller_->Reconcile(name);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_TRUE(absl::StrContains(failed.status().ToString(), "DescribeLaunchTemplates"))
+      << failed.status();
+  auto held = Get(name);
+  ASSERT_TRUE(held.has_value()) << "the finalizer was removed although EC2 failed";
+  EXPECT_TRUE(held->metadata.deletion_timestamp.has_value());
+  EXPECT_TRUE(WaitFor([&] {
+    auto list = client_->List(kube::resources::kEvents, "default");
+    if (!list.ok()) return false;
+    const nlohmann::json body = nlohmann::json::parse(list->body);
+    for (const auto& item : body["items"]) {
+      if (item["regarding"].value("name", "") == name &&
+          item.value("reason", "") == "LaunchTemplateDeletionFailed" &&
+          item.value("type", "") == "Warning") {
+        return true;
+      }
+    }
+    return false;
+  })) << "no LaunchTemplateDeletionFailed event";
+
+  auto done = controller_->Reconcile(name);
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_TRUE(WaitGone(name));
 }
 
 }  // namespace
