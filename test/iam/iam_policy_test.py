@@ -50,7 +50,7 @@ CALL_RE = re.compile(
     r"(?:\b(?P<recv>\w+)\s*\.\s*)?\b(?P<fn>Query|Paginate|Call)\(\s*\"(?P<action>[A-Z][A-Za-z]+)\""
     r"|\bCallQuery\(\s*(?P<qrecv>\w+)\s*,\s*\"(?P<qaction>[A-Z][A-Za-z]+)\"")
 CLIENT_FILE_RE = re.compile(r"^(?P<svc>[a-z0-9]+)_client\.(cc|h)$")
-RECEIVER_RE = re.compile(r"^(?P<svc>[a-z0-9]+)_$")
+RECEIVER_RE = re.compile(r"^(?P<svc>[a-z0-9]+)(?:_client)?_?$")  # ec2_, ec2, ec2_client
 SERVICE_PREFIX = {"ec2": "ec2", "iam": "iam", "ssm": "ssm", "sqs": "sqs", "pricing": "pricing",
                   "sts": "sts", "eks": "eks"}
 HTTP_VERBS = {"GET", "PUT", "POST", "PATCH", "DELETE", "HEAD"}
