@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "dovetail/apis/v1/labels.h"
+#include "dovetail/cloudprovider/errors.h"
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/log.h"
 #include "dovetail/common/status_macros.h"
@@ -216,8 +217,12 @@ absl::StatusOr<ClusterView> DisruptionController::BuildViewImpl(
     v1::ApplyDefaults(copy);
     absl::StatusOr<cloudprovider::Catalog> catalog = deps_.cloud.GetInstanceTypes(copy);
     if (!catalog.ok()) {
-      // The pool's nodes are then not candidates (their instance type does not resolve).
-      log::Error(kLogger, "failed to get instance types",
+      // The pool's nodes are then not candidates (their instance type does not resolve). A node
+      // class that is not ready yet (e.g. still resolving at startup) is a state, not a failure.
+      const bool not_ready = cloudprovider::IsNodeClassNotReady(catalog.status());
+      log::Write(not_ready ? log::Level::kInfo : log::Level::kError, kLogger,
+                 not_ready ? "instance types unavailable: node class not ready"
+                           : "failed to get instance types",
                  {{"NodePool", copy.metadata.name}, {"error", catalog.status().ToString()}});
     } else {
       view.instance_types[copy.metadata.name] =
