@@ -1,0 +1,435 @@
+#!/usr/bin/env python3
+"""Tests of the Helm chart charts/dovetail, with the helm built by tools/helm/build.
+
+  helm_chart_test.py lint     `helm lint --strict` (aws needs settings.clusterName; kwok not)
+  helm_chart_test.py golden   `helm template` of each test/helm/values/<case>.yaml against
+                              test/helm/golden/<case>.yaml
+  helm_chart_test.py checks   the rendered manifests: hardened securityContext, 2 replicas, PDB,
+                              spread, leader election, least-privilege RBAC (no cluster-wide
+                              Secrets/ConfigMaps, every resource the controller calls granted),
+                              every settings.* value reaching its environment variable, IRSA,
+                              Service/ServiceMonitor ports
+  helm_chart_test.py update   regenerate the goldens (review the diff before committing)
+
+HELM names the helm binary (CTest passes the one tools/helm/build made); else
+`tools/helm/build --print-bin-dir`/helm. Prints 'N passed, N failed'; exits 1 on a failure.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CHART = ROOT / "charts" / "dovetail"
+HERE = Path(__file__).resolve().parent
+GOLDEN = HERE / "golden"
+VALUES = HERE / "values"
+RELEASE, NAMESPACE = "dovetail", "karpenter"
+
+try:
+    import yaml  # PyYAML
+except ImportError:  # the moto virtualenv (scripts/install-deps) has PyYAML
+    venv_python = ROOT / ".cache" / "venv" / "bin" / "python"
+    if venv_python.exists() and Path(sys.executable).resolve() != venv_python.resolve():
+        os.execv(str(venv_python), [str(venv_python), *sys.argv])
+    raise
+
+# settings.* -> (environment variable, read by Dovetail's controller today). The upstream names
+# of charts/karpenter; the controller ignores the ones it does not read yet.
+SETTINGS_ENV = {
+    "batchMaxDuration": ("BATCH_MAX_DURATION", True),
+    "batchIdleDuration": ("BATCH_IDLE_DURATION", True),
+    "preferencePolicy": ("PREFERENCE_POLICY", True),
+    "minValuesPolicy": ("MIN_VALUES_POLICY", True),
+    "clusterCABundle": ("CLUSTER_CA_BUNDLE", True),
+    "clusterName": ("CLUSTER_NAME", True),
+    "clusterEndpoint": ("CLUSTER_ENDPOINT", True),
+    "interruptionQueue": ("INTERRUPTION_QUEUE", True),
+    "isolatedVPC": ("ISOLATED_VPC", False),
+    "eksControlPlane": ("EKS_CONTROL_PLANE", False),
+    "vmMemoryOverheadPercent": ("VM_MEMORY_OVERHEAD_PERCENT", False),
+    "enableZonalShift": ("ENABLE_ZONAL_SHIFT", False),
+    "reservedENIs": ("RESERVED_ENIS", False),
+    "ignoreDRARequests": ("IGNORE_DRA_REQUESTS", False),
+    "disableClusterStateObservability": ("DISABLE_CLUSTER_STATE_OBSERVABILITY", False),
+    "disableDryRun": ("DISABLE_DRY_RUN", False),
+    "amiRefreshInterval": ("AMI_REFRESH_INTERVAL", False),
+    "subnetRefreshInterval": ("SUBNET_REFRESH_INTERVAL", False),
+    "securityGroupRefreshInterval": ("SECURITY_GROUP_REFRESH_INTERVAL", False),
+}
+# settings.featureGates.* -> gate name in FEATURE_GATES (Dovetail's options.h knows the first six).
+FEATURE_GATES = {
+    "nodeRepair": "NodeRepair",
+    "nodeOverlay": "NodeOverlay",
+    "reservedCapacity": "ReservedCapacity",
+    "spotToSpotConsolidation": "SpotToSpotConsolidation",
+    "staticCapacity": "StaticCapacity",
+    "capacityBuffer": "CapacityBuffer",
+    "podDeletionCostManagement": "PodDeletionCostManagement",
+}
+AWS_FEATURE_GATES = {"nodeClassCEL": "NodeClassCEL"}
+
+
+def helm_binary() -> str:
+    if os.environ.get("HELM"):
+        return os.environ["HELM"]
+    out = subprocess.run([str(ROOT / "tools" / "helm" / "build"), "--print-bin-dir"],
+                         check=True, capture_output=True, text=True).stdout.strip()
+    return str(Path(out) / "helm")
+
+
+HELM = helm_binary()
+
+
+def helm(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run([HELM, *args], capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"helm {' '.join(args)} failed ({proc.returncode}):\n"
+                             f"{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def template_text(*args: str) -> str:
+    return helm("template", RELEASE, str(CHART), "--namespace", NAMESPACE, *args).stdout
+
+
+def render(*args: str) -> list[dict]:
+    return [d for d in yaml.safe_load_all(template_text(*args)) if d]
+
+
+def by_kind(docs: list[dict], kind: str) -> list[dict]:
+    return [d for d in docs if d.get("kind") == kind]
+
+
+def one(docs: list[dict], kind: str) -> dict:
+    found = by_kind(docs, kind)
+    assert len(found) == 1, f"expected one {kind}, found {len(found)}"
+    return found[0]
+
+
+def container(docs: list[dict]) -> dict:
+    containers = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"]
+    assert len(containers) == 1, containers
+    return containers[0]
+
+
+def env_of(docs: list[dict]) -> dict[str, object]:
+    env = {}
+    for e in container(docs).get("env", []):
+        assert e["name"] not in env, f"env {e['name']} set twice"
+        env[e["name"]] = e.get("value", e.get("valueFrom"))
+    return env
+
+
+def values_settings() -> dict:
+    return yaml.safe_load((CHART / "values.yaml").read_text())["settings"]
+
+
+# ------------------------------------------------------------------------------------ cases
+def test_lint() -> None:
+    helm("lint", "--strict", str(CHART), "--set", "settings.clusterName=lint")
+    helm("lint", "--strict", str(CHART), "--set", "dovetail.cloudProvider=kwok")
+    for case in sorted(VALUES.glob("*.yaml")):
+        helm("lint", "--strict", str(CHART), "-f", str(case))
+
+
+def test_cluster_name_required_for_aws() -> None:
+    proc = helm("template", RELEASE, str(CHART), check=False)
+    assert proc.returncode != 0, "rendering with the aws provider and no clusterName must fail"
+    assert "settings.clusterName" in proc.stderr, proc.stderr
+    proc = helm("template", RELEASE, str(CHART), "--set", "dovetail.cloudProvider=gce",
+                "--set", "settings.clusterName=x", check=False)
+    assert proc.returncode != 0 and "cloudProvider" in proc.stderr, proc.stderr
+
+
+def test_golden() -> None:
+    cases = sorted(VALUES.glob("*.yaml"))
+    assert len(cases) >= 3, cases
+    failures = []
+    for case in cases:
+        got = template_text("-f", str(case))
+        golden = GOLDEN / case.name
+        if not golden.exists():
+            failures.append(f"{golden} is missing (run: python3 test/helm/helm_chart_test.py update)")
+            continue
+        want = golden.read_text()
+        if got != want:
+            diff = "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True),
+                                                str(golden), f"helm template -f {case.name}"))
+            failures.append(diff[:6000])
+    extra = {g.name for g in GOLDEN.glob("*.yaml")} - {c.name for c in cases}
+    assert not extra, f"goldens without a values file: {sorted(extra)}"
+    assert not failures, ("rendered chart differs from the golden; if intended, regenerate with "
+                          "`python3 test/helm/helm_chart_test.py update`\n" + "\n".join(failures))
+
+
+def test_security_context() -> None:
+    for args in ([], ["-f", str(VALUES / "settings.yaml")],
+                 ["--set", "controller.securityContext.seccompProfile.type=Localhost",
+                  "--set", "controller.securityContext.seccompProfile.localhostProfile=x.json",
+                  "--set", "controller.securityContext.allowPrivilegeEscalation=true"]):
+        docs = render("--set", "settings.clusterName=x", *args)
+        sc = container(docs)["securityContext"]
+        assert sc["runAsNonRoot"] is True, sc
+        assert sc["readOnlyRootFilesystem"] is True, sc
+        assert sc["allowPrivilegeEscalation"] is False, sc
+        assert sc["privileged"] is False, sc
+        assert sc["capabilities"] == {"drop": ["ALL"]}, sc
+        assert sc["seccompProfile"]["type"] in ("RuntimeDefault", "Localhost"), sc
+        if not args:
+            assert sc["seccompProfile"] == {"type": "RuntimeDefault"}, sc
+            pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+            assert pod["securityContext"]["runAsNonRoot"] is True
+            assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+            assert pod.get("hostNetwork") is not True
+
+
+def test_replicas_pdb_spread() -> None:
+    docs = render("--set", "settings.clusterName=x")
+    dep = one(docs, "Deployment")
+    assert dep["spec"]["replicas"] == 2
+    selector = dep["spec"]["selector"]["matchLabels"]
+    pod = dep["spec"]["template"]
+    assert selector.items() <= pod["metadata"]["labels"].items()
+    pdb = one(docs, "PodDisruptionBudget")
+    assert pdb["spec"]["maxUnavailable"] == 1
+    assert pdb["spec"]["selector"]["matchLabels"] == selector
+    spread = pod["spec"]["topologySpreadConstraints"]
+    assert spread and all(c["labelSelector"]["matchLabels"] == selector for c in spread), spread
+    assert any(c["topologyKey"] == "topology.kubernetes.io/zone" for c in spread)
+    anti = pod["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert anti[0]["topologyKey"] == "kubernetes.io/hostname"
+    assert anti[0]["labelSelector"]["matchLabels"] == selector
+    # Never on a node Dovetail itself manages.
+    terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    exprs = terms["nodeSelectorTerms"][0]["matchExpressions"]
+    assert {"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"} in exprs
+    probes = container(docs)
+    assert probes["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert probes["readinessProbe"]["httpGet"]["path"] == "/readyz"
+
+
+def test_leader_election() -> None:
+    docs = render("--set", "settings.clusterName=x")
+    env = env_of(docs)
+    assert str(env.get("DISABLE_LEADER_ELECTION", "false")).lower() not in ("true", "1", "t")
+    lease = env["LEADER_ELECTION_NAME"]
+    assert lease == "karpenter-leader-election"
+    assert env["LEADER_ELECTION_NAMESPACE"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+    assert env["SYSTEM_NAMESPACE"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+    role = one(docs, "Role")
+    assert role["metadata"]["namespace"] == NAMESPACE
+    verbs_any, verbs_named = set(), set()
+    for rule in role["rules"]:
+        if rule["apiGroups"] == ["coordination.k8s.io"] and rule["resources"] == ["leases"]:
+            if rule.get("resourceNames"):
+                assert rule["resourceNames"] == [lease], rule
+                verbs_named |= set(rule["verbs"])
+            else:
+                verbs_any |= set(rule["verbs"])
+    assert verbs_any == {"create"}, verbs_any  # create cannot be limited by name
+    assert {"get", "update"} <= verbs_named, verbs_named
+    binding = one(docs, "RoleBinding")
+    sa = one(docs, "ServiceAccount")["metadata"]["name"]
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": sa, "namespace": NAMESPACE}]
+    assert one(docs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == sa
+
+
+def grants(rules: list[dict]) -> dict[tuple[str, str], set[str]]:
+    out: dict[tuple[str, str], set[str]] = {}
+    for rule in rules:
+        for group in rule.get("apiGroups", []):
+            for res in rule.get("resources", []):
+                out.setdefault((group, res), set()).update(rule.get("verbs", []))
+    return out
+
+
+def controller_resources() -> dict[str, tuple[str, str]]:
+    """resources::kName -> (group, plural) used by the controller's non-test sources."""
+    header = (ROOT / "dovetail" / "kube" / "resource.h").read_text()
+    table = {m.group(1): (m.group(2), m.group(3)) for m in re.finditer(
+        r'inline constexpr Resource (k\w+)\{\s*"([^"]*)",\s*"[^"]*",\s*"([^"]*)"', header)}
+    assert "kPods" in table and "kLeases" in table, table
+    used = {}
+    for src in (ROOT / "dovetail").rglob("*"):
+        if src.suffix not in (".cc", ".h") or src.name.endswith("_test.cc"):
+            continue
+        if src.parent.name == "kube" and src.stem == "resource":
+            continue
+        if "simulate" in src.parts:  # offline simulation, no API server
+            continue
+        for name in re.findall(r"resources::(k\w+)", src.read_text()):
+            used[name] = table[name]
+    return used
+
+
+def test_rbac_least_privilege() -> None:
+    for provider_args in (["--set", "settings.clusterName=x"], ["--set", "dovetail.cloudProvider=kwok"]):
+        docs = render(*provider_args)
+        cluster_rules = [r for cr in by_kind(docs, "ClusterRole") for r in cr["rules"]]
+        ns_rules = [r for role in by_kind(docs, "Role") for r in role["rules"]]
+        for rule in cluster_rules + ns_rules:
+            for field in ("apiGroups", "resources", "verbs"):
+                assert "*" not in rule.get(field, []), f"wildcard {field}: {rule}"
+            assert not rule.get("nonResourceURLs"), rule
+        cluster = grants(cluster_rules)
+        for (group, res) in cluster:
+            assert group != "" or res not in ("secrets", "configmaps", "serviceaccounts/token"), \
+                f"cluster-wide {res} access: {cluster[(group, res)]}"
+        assert ("coordination.k8s.io", "leases") not in cluster, "leases belong in the Role"
+        # Every resource the controller calls has a grant (leases: in the release namespace).
+        namespaced = grants(ns_rules)
+        for name, (group, plural) in sorted(controller_resources().items()):
+            if name == "kEC2NodeClasses" and "kwok" in provider_args[-1]:
+                continue
+            granted = cluster.get((group, plural), set()) | namespaced.get((group, plural), set())
+            assert granted, f"the controller uses {name} ({group or 'core'}/{plural}); no rule grants it"
+        assert cluster[("", "pods/eviction")] == {"create"}
+        assert {"patch"} <= cluster[("karpenter.sh", "nodeclaims/status")]
+        assert {"create", "delete"} <= cluster[("karpenter.sh", "nodeclaims")]
+        if "kwok" in provider_args[-1]:
+            assert "create" in cluster[("", "nodes")]
+            assert ("karpenter.k8s.aws", "ec2nodeclasses") not in cluster
+        else:
+            assert "create" not in cluster[("", "nodes")], "only the kwok provider creates Nodes"
+            assert {"patch"} <= cluster[("karpenter.k8s.aws", "ec2nodeclasses/status")]
+    # Extra rules are appended as given.
+    docs = render("--set", "settings.clusterName=x", "--set", "additionalClusterRoleRules[0].apiGroups[0]=x.io",
+                  "--set", "additionalClusterRoleRules[0].resources[0]=things",
+                  "--set", "additionalClusterRoleRules[0].verbs[0]=get")
+    assert grants(one(docs, "ClusterRole")["rules"])[("x.io", "things")] == {"get"}
+
+
+def test_settings_reach_env() -> None:
+    settings = values_settings()
+    leaves = set(settings) - {"featureGates", "awsFeatureGates"}
+    assert leaves == set(SETTINGS_ENV), (
+        f"values.yaml settings and this test's table differ: only in values {sorted(leaves - set(SETTINGS_ENV))},"
+        f" only in the table {sorted(set(SETTINGS_ENV) - leaves)}")
+    assert set(settings["featureGates"]) == set(FEATURE_GATES)
+    assert set(settings["awsFeatureGates"]) == set(AWS_FEATURE_GATES)
+
+    # Defaults: each non-empty default reaches its variable as a string.
+    env = env_of(render("--set", "settings.clusterName=x"))
+    for key, (var, _) in SETTINGS_ENV.items():
+        default = settings[key]
+        if default in ("", None):
+            if key != "clusterName":
+                assert var not in env, f"settings.{key} is empty by default, yet {var} is set"
+            continue
+        want = str(default).lower() if isinstance(default, bool) else str(default)
+        assert env.get(var) == want, f"settings.{key} default {default!r}: {var}={env.get(var)!r}"
+    assert "INTERRUPTION_QUEUE" not in env and "CLUSTER_ENDPOINT" not in env  # empty: not passed
+
+    # A distinct value for every key reaches its variable.
+    sets, want = [], {}
+    for i, (key, (var, _)) in enumerate(sorted(SETTINGS_ENV.items())):
+        default = settings[key]
+        if isinstance(default, bool):
+            value = str(not default).lower()
+            sets += ["--set", f"settings.{key}={value}"]
+        else:
+            value = f"v{i}-{key}"
+            sets += ["--set-string", f"settings.{key}={value}"]
+        want[var] = value
+    for key in FEATURE_GATES:
+        sets += ["--set", f"settings.featureGates.{key}={str(not settings['featureGates'][key]).lower()}"]
+    sets += ["--set", "settings.awsFeatureGates.nodeClassCEL=true"]
+    env = env_of(render(*sets))
+    for var, value in want.items():
+        assert env.get(var) == value, f"{var}: want {value!r}, got {env.get(var)!r}"
+    gates = dict(kv.split("=") for kv in env["FEATURE_GATES"].split(","))
+    for key, gate in FEATURE_GATES.items():
+        assert gates[gate] == str(not settings["featureGates"][key]).lower(), (gate, gates)
+    assert env["AWS_FEATURE_GATES"] == "NodeClassCEL=true"
+
+    # The documented example: --set settings.featureGates.spotToSpotConsolidation=true.
+    env = env_of(render("--set", "settings.clusterName=x",
+                        "--set", "settings.featureGates.spotToSpotConsolidation=true"))
+    assert "SpotToSpotConsolidation=true" in env["FEATURE_GATES"].split(",")
+    assert "ReservedCapacity=true" in env["FEATURE_GATES"].split(",")
+    assert env["CLUSTER_NAME"] == "x"
+
+    # The variables marked as read are the controller's (dovetail/operator/options.cc), and so
+    # are the chart's own: the cloud provider, log level, ports, leader election.
+    options = (ROOT / "dovetail" / "operator" / "options.cc").read_text()
+    read = set(re.findall(r'"([A-Z][A-Z0-9_]+)"', options))
+    for key, (var, is_read) in SETTINGS_ENV.items():
+        assert (var in read) == is_read, f"settings.{key}: {var} read by options.cc is {var in read}"
+    for var in ("FEATURE_GATES", "LOG_LEVEL", "METRICS_PORT", "HEALTH_PROBE_PORT", "DOVETAIL_CLOUD_PROVIDER",
+                "LEADER_ELECTION_NAME", "LEADER_ELECTION_NAMESPACE", "SYSTEM_NAMESPACE"):
+        assert var in read, var
+    env = env_of(render("-f", str(VALUES / "settings.yaml")))
+    assert env["LOG_LEVEL"] == "debug" and env["AWS_REGION"] == "eu-west-1"
+
+
+def test_irsa_service_monitor() -> None:
+    docs = render("-f", str(VALUES / "settings.yaml"))
+    sa = one(docs, "ServiceAccount")
+    assert sa["metadata"]["annotations"]["eks.amazonaws.com/role-arn"] == \
+        "arn:aws:iam::123456789012:role/dovetail-controller"
+    assert not by_kind(docs, "ServiceMonitor")
+    docs = render("-f", str(VALUES / "servicemonitor.yaml"))
+    sm = one(docs, "ServiceMonitor")
+    svc = one(docs, "Service")
+    port = svc["spec"]["ports"][0]
+    assert port["name"] == "http-metrics" and port["port"] == 8080
+    assert sm["spec"]["endpoints"][0]["port"] == "http-metrics"
+    assert sm["spec"]["endpoints"][0]["interval"] == "30s"
+    assert sm["metadata"]["labels"]["release"] == "prometheus"
+    assert sm["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items()
+    ports = {p["name"]: p["containerPort"] for p in container(docs)["ports"]}
+    assert ports == {"http-metrics": 8080, "http": 8081}
+    assert svc["spec"]["selector"].items() <= \
+        one(docs, "Deployment")["spec"]["template"]["metadata"]["labels"].items()
+    # serviceAccount.create=false uses the named account and creates none.
+    docs = render("--set", "settings.clusterName=x", "--set", "serviceAccount.create=false",
+                  "--set", "serviceAccount.name=existing")
+    assert not by_kind(docs, "ServiceAccount")
+    assert one(docs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "existing"
+
+
+GROUPS = {
+    "lint": [test_lint, test_cluster_name_required_for_aws],
+    "golden": [test_golden],
+    "checks": [test_security_context, test_replicas_pdb_spread, test_leader_election,
+               test_rbac_least_privilege, test_settings_reach_env, test_irsa_service_monitor],
+}
+
+
+def update_goldens() -> int:
+    GOLDEN.mkdir(exist_ok=True)
+    for case in sorted(VALUES.glob("*.yaml")):
+        (GOLDEN / case.name).write_text(template_text("-f", str(case)))
+        print(f"wrote {GOLDEN / case.name}")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2 or argv[1] not in (*GROUPS, "all", "update"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    if argv[1] == "update":
+        return update_goldens()
+    tests = [t for g in GROUPS for t in GROUPS[g]] if argv[1] == "all" else GROUPS[argv[1]]
+    passed = failed = 0
+    for test in tests:
+        try:
+            test()
+        except AssertionError as e:
+            failed += 1
+            print(f"FAIL {test.__name__}: {e}")
+        else:
+            passed += 1
+            print(f"ok   {test.__name__}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
