@@ -16,5 +16,6 @@ void RegisterValidateCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterSimulateCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterControllerCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterCatalogCommand(CLI::App& app, ExitCode& exit_code);
+void RegisterConvertCommand(CLI::App& app, ExitCode& exit_code);
 
 }  // namespace dovetail::cli

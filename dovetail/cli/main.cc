@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   dovetail::cli::RegisterSimulateCommand(app, exit_code);
   dovetail::cli::RegisterControllerCommand(app, exit_code);
   dovetail::cli::RegisterCatalogCommand(app, exit_code);
+  dovetail::cli::RegisterConvertCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,5 +1,6 @@
 #include "dovetail/apis/convert/convert.h"
 
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -592,13 +593,36 @@ void PlaceKubelets(State& state, std::vector<Json>& objects, std::vector<std::st
 
 void EmitYaml(const Json& v, int indent, std::string& out);
 
-void EmitScalar(const Json& v, std::string& out) { out += v.dump(); }
+// A string that YAML reads back as the same string without quotes (no type-looking words, no
+// leading digit or indicator, no characters with meaning in plain scalars).
+bool IsPlain(const std::string& s) {
+  if (s.empty()) return false;
+  const char c0 = s.front();
+  if (!(std::isalpha(static_cast<unsigned char>(c0)) || c0 == '_' || c0 == '/')) return false;
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' ||
+          c == '-' || c == '@' || c == '*')) {
+      return false;
+    }
+  }
+  std::string lower = s;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::set<std::string> kReserved = {"y",   "n",    "yes",   "no",  "on",
+                                                  "off", "true", "false", "null"};
+  return !kReserved.contains(lower);
+}
+
+std::string EmitString(const std::string& s) { return IsPlain(s) ? s : Json(s).dump(); }
+
+void EmitScalar(const Json& v, std::string& out) {
+  out += v.is_string() ? EmitString(v.get<std::string>()) : v.dump();
+}
 
 void EmitYaml(const Json& v, int indent, std::string& out) {
   const std::string pad(indent, ' ');
   if (v.is_object()) {
     for (auto it = v.begin(); it != v.end(); ++it) {
-      out += pad + Json(it.key()).dump() + ":";
+      out += pad + EmitString(it.key()) + ":";
       const Json& c = it.value();
       if ((c.is_object() || c.is_array()) && !c.empty()) {
         out += "\n";

@@ -1,0 +1,78 @@
+// `dovetail convert -f FILE|- [-o yaml|json] [--explain]`: converts Karpenter objects of older API
+// versions (v1alpha5 Provisioner/Machine, v1alpha1 AWSNodeTemplate, v1beta1 NodePool/EC2NodeClass)
+// to v1 (apis/convert/convert.h) and prints them to standard output, as YAML documents or a JSON
+// v1 List. `--explain` prints one line per change to standard error. Exit code 0 on success; 1
+// when the input cannot be read or anything cannot be converted (every error is printed, nothing
+// is written to standard output).
+
+#include "dovetail/apis/convert/convert.h"
+
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dovetail/apis/core/manifest.h"
+#include "dovetail/cli/commands.h"
+#include "nlohmann/json.hpp"
+
+namespace dovetail::cli {
+namespace {
+
+struct ConvertOptions {
+  std::vector<std::string> inputs;
+  std::string output = "yaml";
+  bool explain = false;
+};
+
+int RunConvert(const ConvertOptions& options) {
+  std::vector<nlohmann::json> objects;
+  bool read_error = false;
+  for (const std::string& input : options.inputs) {
+    auto manifests = apis::core::ReadManifests(input);
+    if (!manifests.ok()) {
+      std::cerr << "error: " << manifests.status().message() << "\n";
+      read_error = true;
+      continue;
+    }
+    for (apis::core::Manifest& manifest : *manifests) objects.push_back(std::move(manifest.json));
+  }
+  if (read_error) return 1;
+  apis::convert::ConvertResult result = apis::convert::Convert(objects);
+  if (!result.errors.empty()) {
+    for (const std::string& error : result.errors) std::cerr << "error: " << error << "\n";
+    std::cerr << result.errors.size() << " error(s); nothing converted\n";
+    return 1;
+  }
+  if (options.explain) {
+    for (const std::string& change : result.changes) std::cerr << change << "\n";
+  }
+  if (options.output == "json") {
+    nlohmann::json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", result.objects}};
+    std::cout << list.dump(2) << "\n";
+  } else {
+    std::cout << apis::convert::ToYaml(result.objects);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void RegisterConvertCommand(CLI::App& app, ExitCode& exit_code) {
+  auto options = std::make_shared<ConvertOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "convert",
+      "Convert Karpenter v1alpha5/v1alpha1/v1beta1 objects to karpenter.sh/v1 and "
+      "karpenter.k8s.aws/v1");
+  cmd->add_option("-f,--filename", options->inputs,
+                  "Manifest file or - for standard input; repeatable (all files are converted "
+                  "together, so pools and their node classes may be in different files)")
+      ->required()
+      ->allow_extra_args(false);
+  cmd->add_option("-o,--output", options->output, "Output format: yaml or json (a v1 List)")
+      ->check(CLI::IsMember({"yaml", "json"}));
+  cmd->add_flag("--explain", options->explain, "List every change on standard error");
+  cmd->callback([options, &exit_code] { exit_code.value = RunConvert(*options); });
+}
+
+}  // namespace dovetail::cli
