@@ -1,10 +1,13 @@
 #include "dovetail/apis/convert/convert.h"
 
 #include <cctype>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,9 +22,11 @@ constexpr char kNodeClassGroup[] = "karpenter.k8s.aws";
 struct Context {
   std::string object;  // "Kind/name"
   ConvertResult* result;
+  size_t input = 0;  // index of the input object
   void Change(const std::string& line) { result->changes.push_back(object + ": " + line); }
   void Error(const std::string& path, const std::string& message) {
     result->errors.push_back(object + ": " + path + ": " + message);
+    result->error_inputs.push_back(input);
   }
 };
 
@@ -31,6 +36,14 @@ std::string Name(const Json& obj) {
     return obj["metadata"]["name"].get<std::string>();
   }
   return "";
+}
+
+// obj[key] when obj is an object and the value a string; "" otherwise (malformed input never
+// throws).
+std::string Field(const Json& obj, const char* key) {
+  if (!obj.is_object()) return "";
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 std::string Str(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -94,7 +107,7 @@ bool ConvertRef(const Json& ref, const std::string& path, Context& ctx, Json* ou
     ctx.Error(path, "must be an object with a name");
     return false;
   }
-  std::string kind = ref.value("kind", std::string("EC2NodeClass"));
+  std::string kind = ref.contains("kind") ? Field(ref, "kind") : "EC2NodeClass";
   if (kind == "AWSNodeTemplate") kind = "EC2NodeClass";
   std::string group = kNodeClassGroup;
   if (ref.contains("group") && ref["group"].is_string()) group = ref["group"].get<std::string>();
@@ -117,10 +130,154 @@ struct PoolKubelet {
   Json kubelet;  // null when the pool has none
 };
 
+// What a karpenter-global-settings ConfigMap says about nodes (the rest becomes Helm values).
+struct GlobalSettings {
+  std::string default_instance_profile;  // aws.defaultInstanceProfile
+  Json tags = Json::object();            // aws.tags
+  bool eni_limited_pod_density = true;   // aws.enableENILimitedPodDensity
+  bool drift_enabled = true;             // featureGates.driftEnabled
+};
+
 struct State {
   ConvertResult* result;
   std::vector<PoolKubelet> pool_kubelets;
+  GlobalSettings globals;
 };
+
+// ---- karpenter-global-settings -----------------------------------------------------------------
+
+bool IsGlobalSettings(const Json& obj) {
+  return Field(obj, "apiVersion") == "v1" && Field(obj, "kind") == "ConfigMap" &&
+         Name(obj) == "karpenter-global-settings";
+}
+
+// A ConfigMap value ("true"/"false"); anything else is an error at `path`.
+bool ParseBool(const Json& v, const std::string& path, Context& ctx, bool* out) {
+  if (v.is_boolean()) {
+    *out = v.get<bool>();
+    return true;
+  }
+  if (v.is_string() && (v == "true" || v == "false")) {
+    *out = v == "true";
+    return true;
+  }
+  ctx.Error(path, "must be \"true\" or \"false\", got " + v.dump());
+  return false;
+}
+
+// The settings of the ConfigMap as Helm values of charts/dovetail (upstream's `settings.*`
+// names); what concerns nodes goes into `globals`, to be written into the pools and classes.
+Json ConvertGlobalSettings(const Json& in, Context& ctx, GlobalSettings& globals) {
+  Json settings = Json::object();
+  const Json data = in.value("data", Json::object());
+  if (!data.is_object()) {
+    ctx.Error("data", "must be a map of strings");
+    return Json{{"settings", settings}};
+  }
+  // Keys that carry over to a Helm value unchanged (strings) or as a boolean / number.
+  static const std::map<std::string, std::string> kStrings = {
+      {"batchMaxDuration", "batchMaxDuration"},
+      {"batchIdleDuration", "batchIdleDuration"},
+      {"aws.clusterName", "clusterName"},
+      {"aws.clusterEndpoint", "clusterEndpoint"},
+      {"aws.clusterCABundle", "clusterCABundle"},
+      {"aws.interruptionQueueName", "interruptionQueue"},
+      {"aws.reservedENIs", "reservedENIs"},
+  };
+  for (auto it = data.begin(); it != data.end(); ++it) {
+    const std::string& key = it.key();
+    const Json& v = it.value();
+    const std::string path = "data[\"" + key + "\"]";
+    if (auto s = kStrings.find(key); s != kStrings.end()) {
+      settings[s->second] = v.is_string() ? v.get<std::string>() : v.dump();
+      ctx.Change(path + " -> Helm value settings." + s->second + ": " + Str(v));
+    } else if (key == "aws.isolatedVPC") {
+      bool b = false;
+      if (ParseBool(v, path, ctx, &b)) {
+        settings["isolatedVPC"] = b;
+        ctx.Change(path + " -> Helm value settings.isolatedVPC: " + (b ? "true" : "false"));
+      }
+    } else if (key == "aws.vmMemoryOverheadPercent") {
+      try {
+        size_t used = 0;
+        const std::string text = Str(v);
+        const double d = std::stod(text, &used);
+        if (used != text.size() || d < 0) throw std::invalid_argument(text);
+        settings["vmMemoryOverheadPercent"] = d;
+        ctx.Change(path + " -> Helm value settings.vmMemoryOverheadPercent: " + text);
+      } catch (const std::exception&) {
+        ctx.Error(path, "must be a non-negative number, got " + v.dump());
+      }
+    } else if (key == "featureGates.driftEnabled") {
+      bool b = true;
+      if (ParseBool(v, path, ctx, &b)) {
+        globals.drift_enabled = b;
+        ctx.Change(path + (b ? " -> removed (drift is always on in v1)"
+                             : " -> a budget {nodes: \"0\", reasons: [Drifted]} on every "
+                               "converted NodePool (drift is always on in v1)"));
+      }
+    } else if (key == "aws.defaultInstanceProfile") {
+      globals.default_instance_profile = Str(v);
+      ctx.Change(path +
+                 " -> spec.instanceProfile of converted AWSNodeTemplates that set neither "
+                 "instanceProfile nor role");
+    } else if (key == "aws.enablePodENI") {
+      ctx.Change(path + " -> removed (v1 always counts vpc.amazonaws.com/pod-eni)");
+    } else if (key == "aws.enableENILimitedPodDensity") {
+      bool b = true;
+      if (ParseBool(v, path, ctx, &b)) {
+        globals.eni_limited_pod_density = b;
+        ctx.Change(path + (b ? " -> removed (ENI-limited max pods is the v1 default)"
+                             : " -> spec.kubelet.maxPods: 110 on converted EC2NodeClasses"));
+      }
+    } else if (key == "aws.tags") {
+      Json tags = v.is_string() ? Json::parse(v.get<std::string>(), nullptr, false) : v;
+      bool ok = tags.is_object();
+      for (auto t = ok ? tags.begin() : tags.end(); ok && t != tags.end(); ++t) {
+        ok = t.value().is_string();
+      }
+      if (!ok) {
+        ctx.Error(path, "must be a JSON object of string tags, got " + v.dump());
+      } else {
+        globals.tags = tags;
+        ctx.Change(path + " -> spec.tags of converted EC2NodeClasses (their own tags win)");
+      }
+    } else {
+      ctx.Error(path,
+                "unknown or removed global setting; cannot convert (remove it, or set its "
+                "v1 equivalent by hand)");
+    }
+  }
+  if (!settings.empty()) {
+    ctx.Change("ConfigMap -> removed (v1 reads settings from the environment: Helm settings.*)");
+  }
+  return Json{{"settings", settings}};
+}
+
+// Drift off in the global settings -> a budget that blocks drift on the pool.
+void ApplyGlobalsToPool(Json& pool, Context& ctx, const GlobalSettings& globals) {
+  if (globals.drift_enabled) return;
+  Json& budgets = pool["spec"]["disruption"]["budgets"];
+  if (!budgets.is_array()) {
+    budgets = Json::array({Json{{"nodes", "10%"}}});
+    ctx.Change("(default) -> spec.disruption.budgets[0]: {nodes: \"10%\"}");
+  }
+  budgets.push_back(Json{{"nodes", "0"}, {"reasons", {"Drifted"}}});
+  ctx.Change("(global featureGates.driftEnabled: false) -> spec.disruption.budgets[" +
+             std::to_string(budgets.size() - 1) + "]: {nodes: \"0\", reasons: [Drifted]}");
+}
+
+// The global aws.tags under the class's own tags.
+void ApplyGlobalTags(Json& node_class, Context& ctx, const GlobalSettings& globals) {
+  if (globals.tags.empty()) return;
+  Json& tags = node_class["spec"]["tags"];
+  if (!tags.is_object()) tags = Json::object();
+  for (auto t = globals.tags.begin(); t != globals.tags.end(); ++t) {
+    if (tags.contains(t.key())) continue;
+    tags[t.key()] = t.value();
+    ctx.Change("(global aws.tags) -> spec.tags[\"" + t.key() + "\"]: " + Str(t.value()));
+  }
+}
 
 // ---- NodePool ---------------------------------------------------------------------------------
 
@@ -422,7 +579,7 @@ void CommonNodeClassDefaults(Json& spec, Context& ctx) {
   }
 }
 
-Json ConvertAWSNodeTemplate(const Json& in, Context& ctx) {
+Json ConvertAWSNodeTemplate(const Json& in, Context& ctx, const GlobalSettings& globals) {
   Json out = {{"apiVersion", "karpenter.k8s.aws/v1"}, {"kind", "EC2NodeClass"}};
   out["metadata"] = in.value("metadata", Json::object());
   ctx.Change(
@@ -453,6 +610,12 @@ Json ConvertAWSNodeTemplate(const Json& in, Context& ctx) {
   }
   for (const char* required : {"subnetSelector", "securityGroupSelector"}) {
     if (!spec.contains(required)) ctx.Error(std::string("spec.") + required, "required");
+  }
+  if (!o.contains("instanceProfile") && !o.contains("role") &&
+      !globals.default_instance_profile.empty()) {
+    o["instanceProfile"] = globals.default_instance_profile;
+    ctx.Change("(global aws.defaultInstanceProfile) -> spec.instanceProfile: " +
+               globals.default_instance_profile);
   }
   if (!o.contains("instanceProfile") && !o.contains("role")) {
     ctx.Error("spec.instanceProfile",
@@ -518,11 +681,14 @@ uint32_t Fnv32(const std::string& s) {
 }
 
 // Moves pool kubelets onto their node classes, splitting classes where pools disagree.
-void PlaceKubelets(State& state, std::vector<Json>& objects, std::vector<std::string>& objs) {
+// `objects[i]` came from input i; `origins` receives the input index of each object after the
+// split copies are inserted.
+void PlaceKubelets(State& state, std::vector<Json>& objects, std::vector<std::string>& objs,
+                   std::vector<size_t>* origins) {
   std::map<std::string, size_t> classes;  // name -> index of the v1 EC2NodeClass
   for (size_t i = 0; i < objects.size(); ++i) {
-    if (objects[i].value("kind", "") == "EC2NodeClass" &&
-        objects[i].value("apiVersion", "") == "karpenter.k8s.aws/v1") {
+    if (Field(objects[i], "kind") == "EC2NodeClass" &&
+        Field(objects[i], "apiVersion") == "karpenter.k8s.aws/v1") {
       classes[Name(objects[i])] = i;
     }
   }
@@ -544,6 +710,7 @@ void PlaceKubelets(State& state, std::vector<Json>& objects, std::vector<std::st
         state.result->errors.push_back(
             objs[p->index] + ": kubelet: EC2NodeClass/" + name +
             " is not in the input; the kubelet block moves to it in v1, so convert them together");
+        state.result->error_inputs.push_back(p->index);
       }
       continue;
     }
@@ -552,6 +719,7 @@ void PlaceKubelets(State& state, std::vector<Json>& objects, std::vector<std::st
       state.result->errors.push_back("EC2NodeClass/" + name +
                                      ": spec.kubelet: already set; cannot also take a pool's "
                                      "kubelet block");
+      state.result->error_inputs.push_back(cls->second);
       continue;
     }
     if (distinct.size() == 1) {
@@ -582,10 +750,15 @@ void PlaceKubelets(State& state, std::vector<Json>& objects, std::vector<std::st
   }
   // Insert copies right after their origin, keeping a stable order.
   std::vector<Json> merged;
+  origins->clear();
   for (size_t i = 0; i < objects.size(); ++i) {
     merged.push_back(objects[i]);
+    origins->push_back(i);
     for (const auto& [at, obj] : inserts) {
-      if (at == i) merged.push_back(obj);
+      if (at == i) {
+        merged.push_back(obj);
+        origins->push_back(i);
+      }
     }
   }
   objects = std::move(merged);
@@ -651,43 +824,114 @@ void EmitYaml(const Json& v, int indent, std::string& out) {
 
 }  // namespace
 
+bool NeedsConversion(const nlohmann::json& object) {
+  if (!object.is_object()) return false;
+  if (IsGlobalSettings(object)) return true;
+  const std::string api = Field(object, "apiVersion");
+  return (api.rfind("karpenter.sh/", 0) == 0 || api.rfind("karpenter.k8s.aws/", 0) == 0) &&
+         api != "karpenter.sh/v1" && api != "karpenter.k8s.aws/v1";
+}
+
+namespace {
+
+// Converts input object `in` (of `api` and `kind`), appending its v1 form to `out`.
+void ConvertOne(const Json& in, const std::string& api, const std::string& kind, bool settings,
+                Context& ctx, State& state, std::vector<Json>& out, std::vector<std::string>& names,
+                char* old_class) {
+  if (settings) {
+    out.push_back(in);  // dropped below, once the kubelets are placed
+    names.push_back(ctx.object);
+  } else if (api == "karpenter.sh/v1alpha5" && kind == "Provisioner") {
+    out.push_back(ConvertProvisioner(in, ctx, state, out.size()));
+    ApplyGlobalsToPool(out.back(), ctx, state.globals);
+    names.push_back("NodePool/" + Name(in));
+  } else if (api == "karpenter.sh/v1alpha5" && kind == "Machine") {
+    out.push_back(ConvertMachine(in, ctx));
+    names.push_back("NodeClaim/" + Name(in));
+  } else if (api == "karpenter.k8s.aws/v1alpha1" && kind == "AWSNodeTemplate") {
+    out.push_back(ConvertAWSNodeTemplate(in, ctx, state.globals));
+    ApplyGlobalTags(out.back(), ctx, state.globals);
+    *old_class = 1;
+    names.push_back("EC2NodeClass/" + Name(in));
+  } else if (api == "karpenter.sh/v1beta1" && kind == "NodePool") {
+    out.push_back(ConvertNodePoolV1beta1(in, ctx, state, out.size()));
+    ApplyGlobalsToPool(out.back(), ctx, state.globals);
+    names.push_back(ctx.object);
+  } else if (api == "karpenter.k8s.aws/v1beta1" && kind == "EC2NodeClass") {
+    out.push_back(ConvertEC2NodeClassV1beta1(in, ctx));
+    ApplyGlobalTags(out.back(), ctx, state.globals);
+    *old_class = 1;
+    names.push_back(ctx.object);
+  } else if (NeedsConversion(in)) {
+    ctx.Error("apiVersion", "cannot convert " + api + " " + kind);
+    out.push_back(in);
+    names.push_back(ctx.object);
+  } else {
+    out.push_back(in);  // v1 or not Karpenter's: unchanged
+    names.push_back(ctx.object);
+  }
+}
+
+}  // namespace
+
 ConvertResult Convert(const std::vector<nlohmann::json>& objects) {
   ConvertResult result;
-  State state{&result, {}};
+  State state{&result, {}, {}};
+  // The global settings first: they fill in what the node classes and pools leave out.
+  std::vector<bool> is_settings(objects.size(), false);
+  for (size_t i = 0; i < objects.size(); ++i) {
+    if (!IsGlobalSettings(objects[i])) continue;
+    is_settings[i] = true;
+    Context ctx{"ConfigMap/" + Name(objects[i]), &result, i};
+    if (!result.helm_values.is_null()) {
+      ctx.Error("metadata.name", "more than one karpenter-global-settings ConfigMap in the input");
+      continue;
+    }
+    result.helm_values = ConvertGlobalSettings(objects[i], ctx, state.globals);
+  }
   std::vector<Json> out;
   std::vector<std::string> names;  // "Kind/name" of each output object (new kind)
+  std::vector<char> old_class(objects.size(), 0);
   for (size_t i = 0; i < objects.size(); ++i) {
     const Json& in = objects[i];
-    const std::string api = in.is_object() ? in.value("apiVersion", "") : "";
-    const std::string kind = in.is_object() ? in.value("kind", "") : "";
-    Context ctx{kind + "/" + Name(in), &result};
-    if (api == "karpenter.sh/v1alpha5" && kind == "Provisioner") {
-      out.push_back(ConvertProvisioner(in, ctx, state, out.size()));
-      names.push_back("NodePool/" + Name(in));
-    } else if (api == "karpenter.sh/v1alpha5" && kind == "Machine") {
-      out.push_back(ConvertMachine(in, ctx));
-      names.push_back("NodeClaim/" + Name(in));
-    } else if (api == "karpenter.k8s.aws/v1alpha1" && kind == "AWSNodeTemplate") {
-      out.push_back(ConvertAWSNodeTemplate(in, ctx));
-      names.push_back("EC2NodeClass/" + Name(in));
-    } else if (api == "karpenter.sh/v1beta1" && kind == "NodePool") {
-      out.push_back(ConvertNodePoolV1beta1(in, ctx, state, out.size()));
-      names.push_back(ctx.object);
-    } else if (api == "karpenter.k8s.aws/v1beta1" && kind == "EC2NodeClass") {
-      out.push_back(ConvertEC2NodeClassV1beta1(in, ctx));
-      names.push_back(ctx.object);
-    } else if ((api.rfind("karpenter.sh/", 0) == 0 || api.rfind("karpenter.k8s.aws/", 0) == 0) &&
-               api != "karpenter.sh/v1" && api != "karpenter.k8s.aws/v1") {
-      ctx.Error("apiVersion", "cannot convert " + api + " " + kind);
+    const std::string api = Field(in, "apiVersion");
+    const std::string kind = Field(in, "kind");
+    Context ctx{kind + "/" + Name(in), &result, i};
+    const size_t before = out.size();
+    try {
+      ConvertOne(in, api, kind, is_settings[i], ctx, state, out, names, &old_class[i]);
+    } catch (const Json::exception& e) {
+      // A value of an unexpected JSON type somewhere the converter reaches into.
+      ctx.Error("(object)", std::string("malformed: ") + e.what());
+      out.resize(before);
+      names.resize(before);
       out.push_back(in);
-      names.push_back(ctx.object);
-    } else {
-      out.push_back(in);  // v1 or not Karpenter's: unchanged
       names.push_back(ctx.object);
     }
   }
-  PlaceKubelets(state, out, names);
-  if (result.errors.empty()) result.objects = std::move(out);
+  std::vector<size_t> origins;
+  try {
+    PlaceKubelets(state, out, names, &origins);
+  } catch (const Json::exception& e) {
+    result.errors.push_back(std::string("(kubelet move): malformed node class: ") + e.what());
+    result.error_inputs.push_back(0);
+  }
+  if (!result.errors.empty()) return result;
+  for (size_t k = 0; k < out.size(); ++k) {
+    const size_t i = origins[k];
+    if (is_settings[i]) continue;
+    if (old_class[i] && !state.globals.eni_limited_pod_density) {
+      Context ctx{"EC2NodeClass/" + Name(out[k]), &result, i};
+      Json& kubelet = out[k]["spec"]["kubelet"];
+      if (!kubelet.is_object()) kubelet = Json::object();
+      if (!kubelet.contains("maxPods")) {
+        kubelet["maxPods"] = 110;
+        ctx.Change("(global aws.enableENILimitedPodDensity: false) -> spec.kubelet.maxPods: 110");
+      }
+    }
+    result.objects.push_back(std::move(out[k]));
+    result.origins.push_back(i);
+  }
   return result;
 }
 

@@ -1,6 +1,7 @@
 #include "dovetail/apis/convert/convert.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -257,6 +258,116 @@ TEST(ConvertTest, ToYamlQuotesStringsThatWouldReadAsOtherTypes) {
   ASSERT_TRUE(parsed.ok()) << parsed.status() << yaml;
   ASSERT_EQ(parsed->size(), 1u);
   EXPECT_EQ((*parsed)[0].json, object);
+}
+
+TEST(ConvertTest, GlobalSettingsBecomeHelmValuesAndNodeDefaults) {
+  ConvertResult result = ConvertOk("global_settings.yaml");
+  // The ConfigMap itself is not in the output; its settings are Helm values.
+  ASSERT_EQ(result.objects.size(), 2u);
+  EXPECT_EQ(result.origins, (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(result.helm_values["settings"]["clusterName"], "my-cluster");
+  EXPECT_EQ(result.helm_values["settings"]["clusterEndpoint"],
+            "https://ABCDEF.gr7.us-west-2.eks.amazonaws.com");
+  EXPECT_EQ(result.helm_values["settings"]["interruptionQueue"], "my-cluster");
+  EXPECT_EQ(result.helm_values["settings"]["isolatedVPC"], false);
+  EXPECT_EQ(result.helm_values["settings"]["vmMemoryOverheadPercent"], 0.075);
+  EXPECT_EQ(result.helm_values["settings"]["batchMaxDuration"], "10s");
+  EXPECT_EQ(result.helm_values["settings"]["reservedENIs"], "0");
+  const Json* pool = Find(result.objects, "NodePool", "default");
+  ASSERT_NE(pool, nullptr);
+  // Drift off -> a budget that blocks drift, next to the default 10%.
+  EXPECT_EQ(pool->at("spec").at("disruption").at("budgets"),
+            Json::parse(R"([{"nodes":"10%"},{"nodes":"0","reasons":["Drifted"]}])"));
+  const Json* node_class = Find(result.objects, "EC2NodeClass", "default");
+  ASSERT_NE(node_class, nullptr);
+  const Json& spec = node_class->at("spec");
+  EXPECT_EQ(spec.at("instanceProfile"), "KarpenterNodeInstanceProfile-my-cluster");
+  EXPECT_EQ(spec.at("tags"), Json::parse(R"({"team":"web","cost-center":"42"})"));
+  EXPECT_EQ(spec.at("kubelet").at("maxPods"), 110);
+  EXPECT_THAT(result.changes, Contains(HasSubstr("aws.enablePodENI\"] -> removed")));
+}
+
+TEST(ConvertTest, UnknownGlobalSettingsAreErrorsOnTheConfigMap) {
+  ConvertResult result = Convert({Json::parse(
+      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"karpenter-global-settings"},
+          "data":{"aws.assumeRoleARN":"arn:aws:iam::1:role/x","aws.isolatedVPC":"maybe",
+          "aws.tags":"[1]"}})")});
+  EXPECT_THAT(result.errors, Contains(HasSubstr("data[\"aws.assumeRoleARN\"]: unknown")));
+  EXPECT_THAT(result.errors, Contains(HasSubstr("data[\"aws.isolatedVPC\"]: must be")));
+  EXPECT_THAT(result.errors, Contains(HasSubstr("data[\"aws.tags\"]: must be")));
+  EXPECT_EQ(result.error_inputs, (std::vector<size_t>{0, 0, 0}));
+  EXPECT_THAT(result.objects, IsEmpty());
+}
+
+TEST(ConvertTest, OriginsFollowSplitNodeClassesAndErrorsNameTheirInput) {
+  const std::vector<Json> input = Load("v1beta1_split.yaml");
+  ConvertResult result = ConvertOk("v1beta1_split.yaml");
+  ASSERT_EQ(result.origins.size(), result.objects.size());
+  for (size_t k = 0; k < result.objects.size(); ++k) {
+    const Json& in = input[result.origins[k]];
+    const std::string name = result.objects[k]["metadata"]["name"];
+    EXPECT_EQ(name.rfind(in["metadata"]["name"].get<std::string>(), 0), 0u) << name;
+  }
+  ConvertResult bad = Convert(
+      {Json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}})"),
+       Json::parse(
+           R"({"apiVersion":"karpenter.sh/v1beta1","kind":"NodePool","metadata":{"name":"p"},
+          "spec":{"template":{"spec":{"nodeClassRef":{"name":"missing"},"requirements":[],
+          "kubelet":{"maxPods":10}}}}})")});
+  EXPECT_EQ(bad.error_inputs, (std::vector<size_t>{1}));
+}
+
+TEST(ConvertTest, NeedsConversion) {
+  EXPECT_TRUE(
+      NeedsConversion(Json::parse(R"({"apiVersion":"karpenter.sh/v1beta1","kind":"NodePool"})")));
+  EXPECT_TRUE(NeedsConversion(
+      Json::parse(R"({"apiVersion":"karpenter.k8s.aws/v1alpha1","kind":"AWSNodeTemplate"})")));
+  EXPECT_TRUE(NeedsConversion(Json::parse(
+      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"karpenter-global-settings"}})")));
+  EXPECT_FALSE(
+      NeedsConversion(Json::parse(R"({"apiVersion":"karpenter.sh/v1","kind":"NodePool"})")));
+  EXPECT_FALSE(NeedsConversion(
+      Json::parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}})")));
+  EXPECT_FALSE(NeedsConversion(Json::parse("[]")));
+}
+
+// Every value of every testdata object replaced, in turn, by each JSON type: Convert reports
+// errors or converts, and never throws.
+void ReplaceEach(Json& root, Json& node, const std::vector<Json>& rest, int* checked) {
+  static const std::vector<Json> kValues = {
+      nullptr, 5, -1, "x", true, Json::array(), Json::object(), Json::array({1})};
+  auto visit = [&](Json& child) {
+    const Json saved = child;
+    for (const Json& v : kValues) {
+      child = v;
+      std::vector<Json> input = rest;
+      input.push_back(root);
+      EXPECT_NO_THROW(Convert(input)) << root.dump();
+      ++*checked;
+    }
+    child = saved;
+    ReplaceEach(root, child, rest, checked);
+  };
+  if (node.is_object()) {
+    for (auto it = node.begin(); it != node.end(); ++it) visit(it.value());
+  } else if (node.is_array()) {
+    for (Json& child : node) visit(child);
+  }
+}
+
+TEST(ConvertTest, SurvivesAnyTypeInAnyField) {
+  int checked = 0;
+  for (const char* file :
+       {"provisioner.yaml", "v1beta1_split.yaml", "global_settings.yaml", "machine.yaml"}) {
+    const std::vector<Json> objects = Load(file);
+    for (size_t i = 0; i < objects.size(); ++i) {
+      std::vector<Json> rest = objects;
+      rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+      Json root = objects[i];
+      ReplaceEach(root, root, rest, &checked);
+    }
+  }
+  EXPECT_GT(checked, 1000);
 }
 
 }  // namespace
