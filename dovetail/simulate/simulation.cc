@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "dovetail/apis/aws/v1/ec2nodeclass.h"
+#include "dovetail/apis/convert/convert.h"
 #include "dovetail/apis/core/namespace.h"
 #include "dovetail/apis/core/node.h"
 #include "dovetail/apis/core/persistent_volume.h"
@@ -143,10 +144,67 @@ bool IsKnownIgnoredKind(const std::string& api_version, const std::string& kind)
   return false;
 }
 
+// object[key] when it is a string, else "".
+std::string StringAt(const nlohmann::json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// Older Karpenter objects (v1alpha5, v1alpha1, v1beta1, the karpenter-global-settings ConfigMap)
+// converted to v1 together, as `dovetail convert` does; every other manifest unchanged. A
+// converted object keeps the position of the one it came from. Errors: InvalidArgument listing
+// every object that cannot be converted, with its position.
+absl::StatusOr<std::vector<core::Manifest>> ConvertOlderApis(
+    const std::vector<core::Manifest>& manifests) {
+  std::vector<nlohmann::json> objects;
+  objects.reserve(manifests.size());
+  for (const core::Manifest& m : manifests) objects.push_back(m.json);
+  apis::convert::ConvertResult converted = apis::convert::Convert(objects);
+  if (!converted.errors.empty()) {
+    std::vector<std::string> lines;
+    for (size_t e = 0; e < converted.errors.size(); ++e) {
+      lines.push_back(
+          absl::StrCat(Where(manifests[converted.error_inputs[e]]), ": ", converted.errors[e]));
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot convert to v1 (dovetail convert):\n  ", absl::StrJoin(lines, "\n  ")));
+  }
+  std::vector<core::Manifest> out;
+  out.reserve(converted.objects.size());
+  for (size_t k = 0; k < converted.objects.size(); ++k) {
+    const core::Manifest& origin = manifests[converted.origins[k]];
+    if (converted.objects[k] == origin.json) {
+      out.push_back(origin);
+      continue;
+    }
+    core::Manifest m;
+    m.json = std::move(converted.objects[k]);
+    m.api_version = StringAt(m.json, "apiVersion");
+    m.kind = StringAt(m.json, "kind");
+    if (auto meta = m.json.find("metadata"); meta != m.json.end()) {
+      m.name = StringAt(*meta, "name");
+      m.namespace_ = StringAt(*meta, "namespace");
+    }
+    m.position = origin.position;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Scenario>> Scenario::FromManifests(
-    const std::vector<core::Manifest>& manifests) {
+    const std::vector<core::Manifest>& input) {
+  std::vector<core::Manifest> upgraded;
+  const std::vector<core::Manifest>* manifests_ptr = &input;
+  if (std::any_of(input.begin(), input.end(),
+                  [](const core::Manifest& m) { return apis::convert::NeedsConversion(m.json); })) {
+    absl::StatusOr<std::vector<core::Manifest>> converted = ConvertOlderApis(input);
+    if (!converted.ok()) return converted.status();
+    upgraded = *std::move(converted);
+    manifests_ptr = &upgraded;
+  }
+  const std::vector<core::Manifest>& manifests = *manifests_ptr;
   std::unique_ptr<Scenario> s(new Scenario());
   Impl& impl = *s->impl_;
   auto add_pod = [&](std::unique_ptr<core::Pod> p) {
@@ -163,8 +221,8 @@ absl::StatusOr<std::unique_ptr<Scenario>> Scenario::FromManifests(
     if (k == "NodePool" || k == "NodeClaim" || k == "EC2NodeClass") {
       if (m.api_version != "karpenter.sh/v1" && m.api_version != "karpenter.k8s.aws/v1") {
         return absl::InvalidArgumentError(absl::StrCat(
-            Where(m), ": apiVersion ", m.api_version,
-            " is not supported here; convert it to v1 first (dovetail convert, issue 8)"));
+            Where(m), ": apiVersion ", m.api_version, " ", k,
+            " is not supported (Karpenter v1 reads karpenter.sh/v1 and karpenter.k8s.aws/v1)"));
       }
       karpenter.push_back(m);
       if (k == "NodePool") {

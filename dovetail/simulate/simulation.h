@@ -1,6 +1,7 @@
 // Offline simulation (`dovetail simulate`): reads ordinary Kubernetes manifests (NodePools,
 // EC2NodeClasses, Pods, Deployments, ReplicaSets, StatefulSets, Jobs, DaemonSets, Nodes, pods bound
-// to nodes, PVCs, PVs, StorageClasses, Namespaces), builds the solver's input against an instance
+// to nodes, PVCs, PVs, StorageClasses, Namespaces; older Karpenter API versions are converted to
+// v1 first, as `dovetail convert` does), builds the solver's input against an instance
 // catalog (the built-in kwok catalog or a catalog file in the AWS CSV format), solves, and renders
 // the plan as the stable JSON of docs/simulate.md or as a table for people.
 //

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "dovetail/apis/convert/convert.h"
 #include "dovetail/apis/core/codec.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/apis/validation/internal.h"
@@ -473,9 +474,7 @@ void Validate(const core::Manifest& manifest, Kind kind, ObjectErrors& result) {
   }
 }
 
-}  // namespace
-
-std::vector<ObjectErrors> ValidateManifests(const std::vector<core::Manifest>& manifests) {
+std::vector<ObjectErrors> ValidateAsWritten(const std::vector<core::Manifest>& manifests) {
   std::vector<ObjectErrors> results;
   results.reserve(manifests.size());
   for (const core::Manifest& manifest : manifests) {
@@ -538,6 +537,131 @@ std::vector<ObjectErrors> ValidateManifests(const std::vector<core::Manifest>& m
       result.notes.push_back(Cat("kind ", kind, " of API group ", gv.group,
                                  " is not validated by dovetail (only karpenter.sh and "
                                  "karpenter.k8s.aws objects are)"));
+    }
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+// object[key] when it is a string, else "".
+std::string StringAt(const nlohmann::json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// "Kind/name: field.path: message" (a convert::ConvertResult error) -> field and message.
+FieldError SplitConvertError(const std::string& line) {
+  std::string rest = line;
+  if (const size_t at = rest.find(": "); at != std::string::npos) rest = rest.substr(at + 2);
+  const size_t at = rest.find(": ");
+  if (at == std::string::npos) return FieldError{"", Cat("cannot convert to v1: ", rest), ""};
+  return FieldError{rest.substr(0, at), Cat("cannot convert to v1: ", rest.substr(at + 2)), ""};
+}
+
+}  // namespace
+
+std::vector<ObjectErrors> ValidateManifests(const std::vector<core::Manifest>& manifests) {
+  const size_t n = manifests.size();
+  bool any_old = false;
+  for (const core::Manifest& m : manifests) any_old |= convert::NeedsConversion(m.json);
+  if (!any_old) return ValidateAsWritten(manifests);
+
+  // Older API versions are converted to v1 (all together, as `dovetail convert` does: pools meet
+  // their node classes) and the result is validated. An object that cannot be converted is
+  // reported and left out of the next try, so one bad object does not hide the others.
+  std::vector<std::vector<FieldError>> convert_errors(n);
+  std::vector<bool> excluded(n, false);
+  convert::ConvertResult converted;
+  std::vector<size_t> index;  // input of Convert -> manifest
+  for (size_t round = 0; round <= n; ++round) {
+    std::vector<nlohmann::json> objects;
+    index.clear();
+    for (size_t i = 0; i < n; ++i) {
+      if (excluded[i]) continue;
+      objects.push_back(manifests[i].json);
+      index.push_back(i);
+    }
+    converted = convert::Convert(objects);
+    if (converted.errors.empty()) break;
+    for (size_t e = 0; e < converted.errors.size(); ++e) {
+      const size_t i = index[converted.error_inputs[e]];
+      convert_errors[i].push_back(SplitConvertError(converted.errors[e]));
+      excluded[i] = true;
+    }
+    converted = {};
+  }
+  std::vector<std::vector<const nlohmann::json*>> outputs(n);
+  for (size_t k = 0; k < converted.objects.size(); ++k) {
+    outputs[index[converted.origins[k]]].push_back(&converted.objects[k]);
+  }
+
+  std::vector<ObjectErrors> results;
+  results.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const core::Manifest& manifest = manifests[i];
+    const bool old = convert::NeedsConversion(manifest.json);
+    if (!old && convert_errors[i].empty() && outputs[i].size() == 1 &&
+        *outputs[i][0] == manifest.json) {
+      results.push_back(std::move(ValidateAsWritten({manifest})[0]));
+      continue;
+    }
+    ObjectErrors result;
+    result.api_version = manifest.api_version;
+    result.kind = manifest.kind;
+    result.name = manifest.name;
+    result.position = manifest.position;
+    result.object = Cat(manifest.kind.empty() ? "<no kind>" : manifest.kind, "/",
+                        manifest.name.empty() ? "<no name>" : manifest.name);
+    result.source = manifest.position.line > 0
+                        ? Cat(manifest.position.file, ":", manifest.position.line)
+                        : manifest.position.file;
+    result.validated = true;
+    if (!convert_errors[i].empty()) {
+      for (FieldError& error : convert_errors[i]) {
+        core::SourcePosition at = manifest.PositionOf(error.field);
+        result.errors.push_back(ObjectErrors::Error{std::move(error), std::move(at)});
+      }
+      results.push_back(std::move(result));
+      continue;
+    }
+    if (outputs[i].empty()) {
+      result.notes.push_back(
+          "converted to Helm values (settings.*) of charts/dovetail: see dovetail convert "
+          "--helm-values");
+      results.push_back(std::move(result));
+      continue;
+    }
+    // The converted object(s): the first is the object itself, any others node classes split
+    // off by the kubelet move.
+    std::vector<core::Manifest> as_v1;
+    for (const nlohmann::json* object : outputs[i]) {
+      core::Manifest m;
+      m.json = *object;
+      m.api_version = StringAt(*object, "apiVersion");
+      m.kind = StringAt(*object, "kind");
+      if (auto meta = object->find("metadata"); meta != object->end()) {
+        m.name = StringAt(*meta, "name");
+        m.namespace_ = StringAt(*meta, "namespace");
+      }
+      m.position = manifest.position;
+      as_v1.push_back(std::move(m));
+    }
+    if (old) {
+      result.notes.push_back(Cat(manifest.api_version, " ", manifest.kind,
+                                 " validated as its conversion to ", as_v1[0].api_version, " ",
+                                 as_v1[0].kind, " (dovetail convert); field paths are v1's"));
+    } else {
+      result.notes.push_back(
+          "validated with the kubelet block it takes from an older NodePool (dovetail convert)");
+    }
+    std::vector<ObjectErrors> v1 = ValidateAsWritten(as_v1);
+    for (size_t k = 0; k < v1.size(); ++k) {
+      const std::string prefix = k == 0 ? "" : Cat("in the split-off ", v1[k].object, ": ");
+      for (const std::string& note : v1[k].notes) result.notes.push_back(Cat(prefix, note));
+      for (ObjectErrors::Error& error : v1[k].errors) {
+        error.message = Cat(prefix, error.message);
+        result.errors.push_back(std::move(error));
+      }
     }
     results.push_back(std::move(result));
   }

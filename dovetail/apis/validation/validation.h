@@ -93,8 +93,12 @@ struct ObjectErrors {
 };
 
 // One entry per manifest, in order. Objects of karpenter.sh/v1 NodePool and NodeClaim and
-// karpenter.k8s.aws/v1 EC2NodeClass are validated; other versions of those API groups are
-// errors (Karpenter v1 does not serve them); built-in Kubernetes kinds (core, apps, batch,
+// karpenter.k8s.aws/v1 EC2NodeClass are validated. Older versions (v1alpha5 Provisioner and
+// Machine, v1alpha1 AWSNodeTemplate, v1beta1 NodePool and EC2NodeClass, the
+// karpenter-global-settings ConfigMap) are converted to v1 together, as `dovetail convert` does
+// (apis/convert), and the conversion is validated: what cannot be converted is an error on the
+// old object, and a note says which v1 object the field paths refer to; a v1 EC2NodeClass that
+// takes an old pool's kubelet is validated with it. Built-in Kubernetes kinds (core, apps, batch,
 // *.k8s.io, ...) are skipped silently; kinds of any other group are skipped with a note.
 // A manifest without apiVersion or kind is an error.
 std::vector<ObjectErrors> ValidateManifests(const std::vector<core::Manifest>& manifests);

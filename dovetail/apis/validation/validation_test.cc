@@ -703,13 +703,43 @@ metadata:
   EXPECT_THAT(results[2].notes[0], HasSubstr("example.com"));
 }
 
-TEST(ValidateManifestsTest, OldApiVersionsAreErrors) {
+TEST(ValidateManifestsTest, OldApiVersionsAreValidatedAsTheirConversion) {
   Json pool = NodePoolJson();
   pool["apiVersion"] = "karpenter.sh/v1beta1";
-  const std::vector<FieldError> errors = ErrorsOf(pool);
-  ASSERT_EQ(errors.size(), 1u) << Dump(errors);
-  EXPECT_EQ(errors[0].field, "apiVersion");
-  EXPECT_THAT(errors[0].message, HasSubstr("not served"));
+  pool["spec"]["template"]["spec"]["nodeClassRef"] = {
+      {"apiVersion", "karpenter.k8s.aws/v1beta1"}, {"kind", "EC2NodeClass"}, {"name", "default"}};
+  std::vector<ObjectErrors> results = ValidateManifests({ManifestOf(pool)});
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_TRUE(results[0].validated);
+  EXPECT_THAT(results[0].errors, IsEmpty());
+  EXPECT_EQ(results[0].api_version, "karpenter.sh/v1beta1");
+  ASSERT_FALSE(results[0].notes.empty());
+  EXPECT_THAT(results[0].notes[0], HasSubstr("validated as its conversion to karpenter.sh/v1"));
+
+  // A v1 rule broken in the old object is reported on it.
+  pool["spec"]["weight"] = 101;
+  results = ValidateManifests({ManifestOf(pool)});
+  ASSERT_EQ(results.size(), 1u);
+  ASSERT_EQ(results[0].errors.size(), 1u);
+  EXPECT_EQ(results[0].errors[0].field, "spec.weight");
+}
+
+TEST(ValidateManifestsTest, WhatCannotBeConvertedIsAnErrorOnTheOldObjectOnly) {
+  Json provisioner = {{"apiVersion", "karpenter.sh/v1alpha5"},
+                      {"kind", "Provisioner"},
+                      {"metadata", {{"name", "old"}}},
+                      {"spec", {{"providerRef", {{"name", "x"}}}, {"surprise", 1}}}};
+  Json pool = NodePoolJson();
+  pool["apiVersion"] = "karpenter.sh/v1beta1";
+  pool["metadata"]["name"] = "fine";
+  std::vector<ObjectErrors> results =
+      ValidateManifests({ManifestOf(provisioner), ManifestOf(pool)});
+  ASSERT_EQ(results.size(), 2u);
+  ASSERT_EQ(results[0].errors.size(), 1u);
+  EXPECT_EQ(results[0].errors[0].field, "spec.surprise");
+  EXPECT_THAT(results[0].errors[0].message, HasSubstr("cannot convert to v1"));
+  EXPECT_THAT(results[1].errors, IsEmpty());
+  EXPECT_TRUE(results[1].validated);
 }
 
 TEST(ValidateManifestsTest, MissingKindIsAnError) {
