@@ -474,20 +474,26 @@ void Validate(const core::Manifest& manifest, Kind kind, ObjectErrors& result) {
   }
 }
 
+// The result of `manifest` before any check: its identity and where it starts.
+ObjectErrors ResultFor(const core::Manifest& manifest) {
+  ObjectErrors result;
+  result.api_version = manifest.api_version;
+  result.kind = manifest.kind;
+  result.name = manifest.name;
+  result.position = manifest.position;
+  result.object = Cat(manifest.kind.empty() ? "<no kind>" : manifest.kind, "/",
+                      manifest.name.empty() ? "<no name>" : manifest.name);
+  result.source = manifest.position.line > 0
+                      ? Cat(manifest.position.file, ":", manifest.position.line)
+                      : manifest.position.file;
+  return result;
+}
+
 std::vector<ObjectErrors> ValidateAsWritten(const std::vector<core::Manifest>& manifests) {
   std::vector<ObjectErrors> results;
   results.reserve(manifests.size());
   for (const core::Manifest& manifest : manifests) {
-    ObjectErrors result;
-    result.api_version = manifest.api_version;
-    result.kind = manifest.kind;
-    result.name = manifest.name;
-    result.position = manifest.position;
-    result.object = Cat(manifest.kind.empty() ? "<no kind>" : manifest.kind, "/",
-                        manifest.name.empty() ? "<no name>" : manifest.name);
-    result.source = manifest.position.line > 0
-                        ? Cat(manifest.position.file, ":", manifest.position.line)
-                        : manifest.position.file;
+    ObjectErrors result = ResultFor(manifest);
     auto add_error = [&](std::string field, std::string message) {
       core::SourcePosition at = manifest.PositionOf(field);
       result.errors.push_back(
@@ -605,16 +611,7 @@ std::vector<ObjectErrors> ValidateManifests(const std::vector<core::Manifest>& m
       results.push_back(std::move(ValidateAsWritten({manifest})[0]));
       continue;
     }
-    ObjectErrors result;
-    result.api_version = manifest.api_version;
-    result.kind = manifest.kind;
-    result.name = manifest.name;
-    result.position = manifest.position;
-    result.object = Cat(manifest.kind.empty() ? "<no kind>" : manifest.kind, "/",
-                        manifest.name.empty() ? "<no name>" : manifest.name);
-    result.source = manifest.position.line > 0
-                        ? Cat(manifest.position.file, ":", manifest.position.line)
-                        : manifest.position.file;
+    ObjectErrors result = ResultFor(manifest);
     result.validated = true;
     if (!convert_errors[i].empty()) {
       for (FieldError& error : convert_errors[i]) {
