@@ -8,7 +8,8 @@
                               spread, leader election, least-privilege RBAC (no cluster-wide
                               Secrets/ConfigMaps, every resource the controller calls granted),
                               every settings.* value reaching its environment variable, IRSA,
-                              Service/ServiceMonitor ports
+                              Service/ServiceMonitor ports, the PrometheusRule (alerts with
+                              runbook anchors in docs/runbooks.md) and the dashboard ConfigMap
   helm_chart_test.py update   regenerate the goldens (review the diff before committing)
 
 HELM names the helm binary (CTest passes the one tools/helm/build made); else
@@ -17,6 +18,7 @@ HELM names the helm binary (CTest passes the one tools/helm/build made); else
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 import subprocess
@@ -394,11 +396,56 @@ def test_irsa_service_monitor() -> None:
     assert one(docs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "existing"
 
 
+def test_prometheus_rule_and_dashboard() -> None:
+    docs = render("-f", str(VALUES / "default.yaml"))
+    assert not by_kind(docs, "PrometheusRule") and not by_kind(docs, "ConfigMap"), \
+        "monitoring objects must be opt-in"
+    docs = render("-f", str(VALUES / "monitoring.yaml"))
+    rule = one(docs, "PrometheusRule")
+    assert rule["metadata"]["namespace"] == NAMESPACE
+    assert rule["metadata"]["labels"]["release"] == "prometheus"
+    alerts = [r for g in rule["spec"]["groups"] for r in g["rules"]]
+    names = {a["alert"] for a in alerts}
+    for wanted in ("DovetailPodsPendingTooLong", "DovetailLaunchFailures",
+                   "DovetailInterruptionMessagesSlow", "DovetailConsolidationChurn",
+                   "DovetailControllerMemoryHigh"):
+        assert wanted in names, f"alert {wanted} missing: {sorted(names)}"
+    runbooks = (ROOT / "docs" / "runbooks.md").read_text()
+    anchors = {re.sub(r"[^a-z0-9 -]", "", h.strip().lower()).replace(" ", "-")
+               for h in re.findall(r"^#+ (.+)$", runbooks, re.M)}
+    base = "https://example.com/dovetail/docs/runbooks.md#"
+    for a in alerts:
+        assert a["expr"].strip() and a.get("for"), a
+        assert a["labels"]["severity"] in ("warning", "critical"), a
+        url = a["annotations"]["runbook_url"]
+        assert url.startswith(base), url
+        assert url[len(base):] in anchors, f"{a['alert']}: no section #{url[len(base):]}"
+        # Dovetail's own metrics are selected by the release namespace (what a ServiceMonitor
+        # scrape attaches); the container metrics by namespace, pod and container.
+        assert f'namespace="{NAMESPACE}"' in a["expr"], a["expr"]
+    cm = one(docs, "ConfigMap")
+    assert cm["metadata"]["labels"]["grafana_dashboard"] == "1"
+    assert cm["metadata"]["annotations"]["grafana_folder"] == "Autoscaling"
+    want = json.loads((CHART / "dashboards" / "dovetail.json").read_text())
+    assert json.loads(cm["data"]["dovetail.json"]) == want
+    # A custom selector replaces the namespace matcher; thresholds reach the expressions.
+    docs = render("--set", "settings.clusterName=x", "--set", "prometheusRule.enabled=true",
+                  "--set", "prometheusRule.selector=job=\"dovetail\"",
+                  "--set", "prometheusRule.pendingPodsFor=30m",
+                  "--set", "prometheusRule.memoryBytes=1073741824")
+    alerts = {r["alert"]: r for g in one(docs, "PrometheusRule")["spec"]["groups"]
+              for r in g["rules"]}
+    assert 'karpenter_pods_state{job="dovetail",' in alerts["DovetailPodsPendingTooLong"]["expr"]
+    assert alerts["DovetailPodsPendingTooLong"]["for"] == "30m"
+    assert "> 1073741824" in alerts["DovetailControllerMemoryHigh"]["expr"]
+
+
 GROUPS = {
     "lint": [test_lint, test_cluster_name_required_for_aws],
     "golden": [test_golden],
     "checks": [test_security_context, test_replicas_pdb_spread, test_leader_election,
-               test_rbac_least_privilege, test_settings_reach_env, test_irsa_service_monitor],
+               test_rbac_least_privilege, test_settings_reach_env, test_irsa_service_monitor,
+               test_prometheus_rule_and_dashboard],
 }
 
 
