@@ -8,6 +8,8 @@ Fails, naming what is missing, when docs/settings.md lacks
   - a key of charts/dovetail/values.yaml (every nested key, except inside the free-form
     Kubernetes objects listed in FREE_FORM, which are documented as a whole);
   - a dovetail.sh/ annotation, label or taint key used in dovetail/.
+Also checks that the relative links of the operator docs (getting-started, concepts, settings,
+migration, metrics, runbooks) name existing files and section anchors.
 A name counts as documented when it appears in backticks (`NAME`), as in the tables.
 """
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import re
 import sys
 
-from docs_common import CHART, DOCS, ROOT, SOURCES, product_sources, run
+from docs_common import CHART, DOCS, ROOT, SOURCES, anchors, product_sources, run
 import yaml
 
 SETTINGS = DOCS / "settings.md"
@@ -104,6 +106,27 @@ def test_scan_finds_known_names() -> None:
     assert "affinity.nodeAffinity" not in value_keys(values)
 
 
+OPERATOR_DOCS = ("getting-started.md", "concepts.md", "settings.md", "migration.md",
+                 "metrics.md", "runbooks.md")
+
+
+def test_operator_docs_links() -> None:
+    broken = []
+    for name in OPERATOR_DOCS:
+        text = (DOCS / name).read_text()
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+://", target):
+                continue
+            path, _, anchor = target.partition("#")
+            doc = (DOCS / path) if path else (DOCS / name)
+            if not doc.exists():
+                broken.append(f"{name}: {target} (no such file)")
+            elif anchor and doc.suffix == ".md" and anchor not in anchors(doc.read_text()):
+                broken.append(f"{name}: {target} (no such section)")
+    assert not broken, "broken links:\n  " + "\n  ".join(broken)
+
+
 if __name__ == "__main__":
     sys.exit(run([test_options_environment, test_client_environment, test_controller_flags,
-                  test_helm_values, test_dovetail_keys, test_scan_finds_known_names]))
+                  test_helm_values, test_dovetail_keys, test_scan_finds_known_names,
+                  test_operator_docs_links]))
