@@ -7,7 +7,8 @@ that exist.
   - every metric name in the dashboard's and charts/dovetail/templates/prometheusrule.yaml's
     expressions is registered in dovetail/ sources, listed in docs/metrics.md, or a standard
     cAdvisor / kube-state-metrics / process / go metric;
-  - every metric registered in dovetail/ sources is listed in docs/metrics.md;
+  - every metric registered in dovetail/ sources is listed in docs/metrics.md, and every metric
+    listed there is registered (but the PENDING ones);
   - every runbook_url anchor of the PrometheusRule exists in docs/runbooks.md, and every alert
     has one.
 No helm needed: the template's Go expressions are blanked before the PromQL is read.
@@ -27,6 +28,9 @@ STANDARD_NAMES = {"up"}
 PROMQL_WORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "and", "or",
                 "unless", "offset", "bool", "inf", "nan"}
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
+# Documented in docs/metrics.md ahead of the code that registers them (landing concurrently).
+# Drop a name here once dovetail/ registers it.
+PENDING = {"dovetail_nodepool_cost_per_hour", "dovetail_cluster_cost_per_hour"}
 
 
 def registered_metrics() -> set[str]:
@@ -153,6 +157,15 @@ def test_registered_metrics_documented() -> None:
     assert not missing, f"metrics registered in dovetail/ but missing from docs/metrics.md: {missing}"
 
 
+def test_documented_metrics_registered() -> None:
+    registered = registered_metrics()
+    ghosts = sorted(documented_metrics() - registered - PENDING)
+    assert not ghosts, f"docs/metrics.md lists metrics dovetail/ does not register: {ghosts}"
+    landed = sorted(PENDING & registered)
+    if landed:
+        print(f"note: {landed} are registered now; remove them from PENDING")
+
+
 def test_runbook_anchors() -> None:
     sections = anchors((DOCS / "runbooks.md").read_text())
     for a in rule_alerts():
@@ -172,4 +185,4 @@ def test_runbook_anchors() -> None:
 if __name__ == "__main__":
     sys.exit(run([test_metric_name_parser, test_dashboard_parses, test_dashboard_metrics_exist,
                   test_rule_metrics_exist, test_registered_metrics_documented,
-                  test_runbook_anchors]))
+                  test_documented_metrics_registered, test_runbook_anchors]))
