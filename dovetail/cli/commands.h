@@ -17,5 +17,6 @@ void RegisterSimulateCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterControllerCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterCatalogCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterConvertCommand(CLI::App& app, ExitCode& exit_code);
+void RegisterCostCommand(CLI::App& app, ExitCode& exit_code);
 
 }  // namespace dovetail::cli

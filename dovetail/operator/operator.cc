@@ -12,6 +12,7 @@
 #include "dovetail/common/log.h"
 #include "dovetail/common/version.h"
 #include "dovetail/controllers/disruption/disruption_controller.h"
+#include "dovetail/cost/from_state.h"
 #include "dovetail/kube/config.h"
 #include "dovetail/operator/aws.h"
 
@@ -222,6 +223,54 @@ void Operator::CollectStateMetrics() {
       .NewGauge("karpenter_pods_state", "Pods by phase and by the NodePool of their node.",
                 {"phase", "nodepool"})
       .Replace(std::move(pods));
+  CollectCostMetrics();
+}
+
+void Operator::CollectCostMetrics() {
+  // The totals of `dovetail cost` (docs/cost.md), by the same computation. Prices: the catalog
+  // offerings of each NodePool's node class (the provider caches its catalog).
+  std::map<std::string, apis::v1::NodePool> pools;
+  for (const state::StateNode& n : cluster_->Nodes()) {
+    if (n.node_claim == nullptr || !n.node_claim->spec.node_class_ref.has_value()) continue;
+    apis::v1::NodePool& pool = pools[n.NodePool()];
+    pool.metadata.name = n.NodePool();
+    pool.spec.template_.spec.node_class_ref = n.node_claim->spec.node_class_ref;
+  }
+  std::vector<cloudprovider::Catalog> catalogs;
+  for (const auto& [name, pool] : pools) {
+    absl::StatusOr<cloudprovider::Catalog> catalog = deps_->cloud.GetInstanceTypes(pool);
+    if (catalog.ok()) catalogs.push_back(*std::move(catalog));
+  }
+  const cost::PriceLookup prices = [&catalogs](std::string_view type, std::string_view zone,
+                                               std::string_view capacity_type) {
+    for (const cloudprovider::Catalog& c : catalogs) {
+      if (auto price = cost::OfferingPrice(c, type, zone, capacity_type)) return price;
+    }
+    return std::optional<double>();
+  };
+  const cost::Report report =
+      cost::Compute(cost::MachinesFromCluster(*cluster_), prices, clock_.Now());
+  std::map<metrics::LabelValues, double> per_hour, unpriced;
+  for (const cost::Totals& t : report.node_pools) {
+    per_hour[{t.node_pool}] = t.cost_per_hour;
+    unpriced[{t.node_pool}] = static_cast<double>(t.unpriced_nodes);
+  }
+  metrics_
+      .NewGauge("dovetail_nodepool_cost_per_hour",
+                "USD per hour of the NodePool's launched machines at their offering's price "
+                "(nodepool \"\" for nodes Karpenter does not manage); x 730 per month.",
+                {"nodepool"})
+      .Replace(std::move(per_hour));
+  metrics_
+      .NewGauge("dovetail_nodepool_unpriced_nodes",
+                "Launched machines of the NodePool whose price is unknown (left out of "
+                "dovetail_nodepool_cost_per_hour).",
+                {"nodepool"})
+      .Replace(std::move(unpriced));
+  metrics_
+      .NewGauge("dovetail_cluster_cost_per_hour",
+                "USD per hour of every launched machine with a known price.")
+      .Set({}, report.total.cost_per_hour);
 }
 
 absl::Status Operator::Run(absl::Duration sync_timeout) {

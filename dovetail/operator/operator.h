@@ -71,6 +71,7 @@ class Operator {
   void StopControllers();
   absl::Status StartEndpoints();
   void CollectStateMetrics();
+  void CollectCostMetrics();
 
   Options options_;
   RealClock clock_;

@@ -115,3 +115,28 @@ def wait_for(what: str, predicate, controller: subprocess.Popen | ControllerProc
         time.sleep(interval)
     print(f"timed out after {timeout:.0f}s waiting for {what}")
     return False
+
+
+_BINARY_SUFFIXES = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL_SUFFIXES = {"n": 1e-9, "u": 1e-6, "m": 1e-3, "": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
+                     "P": 1e15, "E": 1e18}
+
+
+def quantity(q: str) -> float:
+    """A Kubernetes quantity ("512Mi", "1.5", "250m", "1e3") as a number of base units."""
+    for suffix, factor in _BINARY_SUFFIXES.items():
+        if q.endswith(suffix):
+            return float(q[:-len(suffix)]) * factor
+    if q and q[-1] in _DECIMAL_SUFFIXES and not q[-1].isdigit():
+        return float(q[:-1]) * _DECIMAL_SUFFIXES[q[-1]]
+    return float(q)
+
+
+def controller_ports(log_path: Path) -> dict:
+    """The metrics and health ports a controller logged (`"message":"serving"`), or {}."""
+    ports: dict = {}
+    for line in open(log_path):
+        if '"message":"serving"' in line:
+            entry = json.loads(line)
+            ports = {"metrics": entry.get("metricsPort"), "health": entry.get("healthProbePort")}
+    return ports
