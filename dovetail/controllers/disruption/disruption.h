@@ -131,7 +131,8 @@ struct Explanation {
   // Event reason when the explanation deserves one: "DisruptionBlocked" (candidate filtering),
   // "Unconsolidatable" (a consolidation simulation refused), "" (no event).
   std::string event_reason;
-  std::string message;  // e.g. `pdb "default/web" prevents pod evictions`
+  std::string message;      // e.g. `pdb "default/web" prevents pod evictions`
+  std::string decision_id;  // of the started command (disrupted), provisioning/decision_id.h
 };
 
 struct Command {
@@ -145,6 +146,10 @@ struct Command {
   std::vector<std::string> destinations;
   double savings_per_hour = 0;  // Σ candidate prices − Σ replacement prices
   int pods_moved = 0;
+  // Set when the command is started (provisioning/decision_id.h): annotation
+  // dovetail.sh/decision-id on the candidate and replacement NodeClaims, `decision=ID` in the
+  // DisruptionDecision event and the queue's log lines.
+  std::string decision_id;
   apis::v1::DisruptionReason reason() const { return ReasonOf(method); }
   std::string_view Decision() const { return replacements.empty() ? "delete" : "replace"; }
   // One line for events and logs: "replace 2 nodes (...) with 1 (m5.large, spot), saving

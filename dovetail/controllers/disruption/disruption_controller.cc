@@ -318,7 +318,9 @@ absl::StatusOr<PassResult> DisruptionController::RunOnceLocked(bool defer_valida
 void DisruptionController::StartCommands(Method method, const std::vector<Command>& commands,
                                          const ClusterView& view, PassResult& result) {
   const v1::DisruptionReason reason = ReasonOf(method);
-  for (const Command& command : commands) {
+  for (const Command& decided : commands) {
+    Command command = decided;
+    command.decision_id = decision_ids_.Next();
     absl::StatusOr<std::string> id = queue_.StartCommand(command, view.node_pools);
     if (!id.ok()) {
       ++result.rejected;
@@ -339,14 +341,16 @@ void DisruptionController::StartCommands(Method method, const std::vector<Comman
     std::vector<Explanation> disrupted;
     for (const Candidate& c : command.candidates) {
       CandidateEvents(c, "Normal", kEventDisruptionDecision,
-                      Cat(MethodName(method), ": ", summary));
+                      provisioning::WithDecisionId(Cat(MethodName(method), ": ", summary),
+                                                   command.decision_id));
       disrupted.push_back({.node = c.name,
                            .node_claim = c.node_claim,
                            .node_pool = c.node_pool,
                            .method = method,
                            .disrupted = true,
                            .event_reason = "",
-                           .message = summary});
+                           .message = summary,
+                           .decision_id = command.decision_id});
     }
     Record(disrupted, view);
   }
@@ -493,7 +497,8 @@ std::string DisruptionController::ExplanationsJson() const {
                    {"method", std::string(MethodName(e.method))},
                    {"disrupted", e.disrupted},
                    {"eventReason", e.event_reason},
-                   {"message", e.message}});
+                   {"message", e.message},
+                   {"decisionId", e.decision_id}});
   }
   return out.dump();
 }

@@ -31,8 +31,11 @@
 // Events (deps.events): for every Explanation with an event reason (Unconsolidatable,
 // DisruptionBlocked) an event on its Node and NodeClaim with the message; for every started
 // command a DisruptionDecision event (Dovetail's) on each candidate Node and NodeClaim with
-// Command::Summary(). The latest Explanation per node is kept (explanations()) for
-// `dovetail explain node` and /disruption/explanations on the metrics endpoint.
+// Command::Summary() and the command's decision ID ("... (decision=ID)"; the ID is also the
+// dovetail.sh/decision-id annotation the queue puts on the candidate and replacement NodeClaims,
+// and the "decision" field of the queue's log lines). The latest Explanation per node is kept
+// (explanations()) for `dovetail explain node` and /disruption/explanations on the metrics
+// endpoint.
 //
 // Metrics (when deps.metrics is set): karpenter_voluntary_disruption_decisions_total{decision,
 // reason, consolidation_type}, karpenter_voluntary_disruption_failed_validations_total{
@@ -79,6 +82,7 @@
 #include "dovetail/controllers/disruption/disruption.h"
 #include "dovetail/controllers/disruption/queue.h"
 #include "dovetail/controllers/disruption/replacer.h"
+#include "dovetail/controllers/provisioning/decision_id.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/metrics/registry.h"
 
@@ -204,6 +208,7 @@ class DisruptionController : public Controller, public Replacer {
   metrics::Gauge* allowed_disruptions_metric_ = nullptr;
 
   absl::Mutex pass_mu_;
+  provisioning::DecisionIds decision_ids_{provisioning::DecisionStream::kDisruption};
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Explanation> explanations_ ABSL_GUARDED_BY(mu_);
   ControllerStats stats_ ABSL_GUARDED_BY(mu_);

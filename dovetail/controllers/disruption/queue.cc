@@ -17,6 +17,7 @@
 #include "dovetail/common/log.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
+#include "dovetail/controllers/provisioning/decision_id.h"
 #include "dovetail/controllers/provisioning/node_claim_builder.h"
 #include "dovetail/kube/controller_util.h"
 #include "dovetail/kube/errors.h"
@@ -341,6 +342,14 @@ absl::StatusOr<v1::NodeClaim> KubeQueueWriter::CreateNodeClaim(const v1::NodeCla
   return stored;
 }
 
+absl::Status KubeQueueWriter::AnnotateNodeClaim(const std::string& node_claim, std::string_view key,
+                                                std::string_view value) {
+  const json patch = {{"metadata", {{"annotations", {{std::string(key), std::string(value)}}}}}};
+  return client_
+      .Patch(kube::resources::kNodeClaims, "", node_claim, kube::PatchType::kMerge, patch.dump())
+      .status();
+}
+
 absl::Status KubeQueueWriter::DeleteNodeClaim(const std::string& name, const std::string& uid) {
   kube::DeleteOptions options;
   if (!uid.empty()) options.precondition_uid = uid;
@@ -427,6 +436,7 @@ std::optional<CommandInfo> Queue::Find(std::string_view node) const {
   std::shared_ptr<Entry> entry = FindLocked(node);
   if (entry == nullptr) return std::nullopt;
   return CommandInfo{.id = entry->id,
+                     .decision_id = entry->decision_id,
                      .involuntary = entry->involuntary,
                      .delete_when_ready = entry->delete_when_ready,
                      .cordon = entry->cordon,
@@ -517,6 +527,7 @@ absl::StatusOr<std::string> Queue::StartCommand(
     }
   }
   auto entry = std::make_shared<Entry>();
+  entry->decision_id = command.decision_id;
   entry->method = command.method;
   entry->reason = ReasonOfMethod(command.method);
   entry->decision = command.replacements.empty() ? "delete" : "replace";
@@ -575,6 +586,15 @@ absl::StatusOr<std::string> Queue::StartCommand(
       if (status.ok()) entry->conditioned.insert(claim_name);
     }
     if (status.ok()) {
+      if (!entry->decision_id.empty()) {
+        // Best effort: the annotation only links the NodeClaim to its decision.
+        if (absl::Status a = writer_.AnnotateNodeClaim(
+                claim_name, provisioning::kDecisionIdAnnotationKey, entry->decision_id);
+            !a.ok()) {
+          log::Error(kLogger, "failed to annotate disruption candidate",
+                     {{"NodeClaim", claim_name}, {"error", a.ToString()}});
+        }
+      }
       entry->candidates.push_back(c.node);
       continue;
     }
@@ -598,8 +618,12 @@ absl::StatusOr<std::string> Queue::StartCommand(
   // 3. Replacements.
   for (const solver::NewNodeClaim& planned : command.replacements) {
     const v1::NodePool& pool = node_pools.at(planned.pool);
-    const v1::NodeClaim claim = provisioning::BuildNodeClaim(
+    v1::NodeClaim claim = provisioning::BuildNodeClaim(
         pool, planned, {.min_values_strict = options_.min_values_strict});
+    if (!entry->decision_id.empty()) {
+      claim.metadata.annotations[std::string(provisioning::kDecisionIdAnnotationKey)] =
+          entry->decision_id;
+    }
     absl::StatusOr<v1::NodeClaim> stored = writer_.CreateNodeClaim(claim);
     if (!stored.ok()) {
       log::Error(kLogger, "failed to create replacement nodeclaim",
@@ -614,7 +638,10 @@ absl::StatusOr<std::string> Queue::StartCommand(
           {entry->reason_label, planned.pool, planned.min_values_relaxed ? "true" : "false"});
     }
     log::Info(kLogger, "created nodeclaim",
-              {{"NodePool", planned.pool}, {"NodeClaim", name}, {"command", entry->id}});
+              {{"NodePool", planned.pool},
+               {"NodeClaim", name},
+               {"command", entry->id},
+               {"decision", entry->decision_id}});
     if (!cluster_.GetByNodeClaimName(name).has_value()) {
       cluster_.UpdateNodeClaim(std::make_shared<v1::NodeClaim>(*std::move(stored)));
     }
@@ -647,6 +674,7 @@ absl::StatusOr<std::string> Queue::StartCommand(
   }
   log::Info(kLogger, "disrupting node(s)",
             {{"command", entry->id},
+             {"decision", entry->decision_id},
              {"reason", std::string(reason)},
              {"decision", entry->decision},
              {"involuntary", entry->involuntary ? "true" : "false"},
@@ -789,6 +817,7 @@ void Queue::Reconcile() {
             log::Info(kLogger, "deleted nodeclaim",
                       {{"NodeClaim", NodeClaimRef(n).name},
                        {"command", entry->id},
+                       {"decision", entry->decision_id},
                        {"why", decision.reason}});
           }
           {

@@ -4,13 +4,14 @@
 // StartCommand (synchronous, on the caller's thread):
 //   1. refuses a command one of whose candidates is already held by the queue (AlreadyExists);
 //   2. taints each candidate Node karpenter.sh/disrupted:NoSchedule and sets the candidate
-//      NodeClaim's condition DisruptionReason=True (reason Empty | Underutilized | Drifted). For a
+//      NodeClaim's condition DisruptionReason=True (reason Empty | Underutilized | Drifted), and
+//      (best effort) annotates it dovetail.sh/decision-id with Command::decision_id. For a
 //      pure delete a candidate that cannot be tainted is dropped from the command (its writes are
 //      undone); for a replace any failure aborts the command;
 //   3. creates the replacement NodeClaims (provisioning::BuildNodeClaim with the candidate's
-//      NodePool) and puts each into the cluster state at once, so provisioning counts it as
-//      capacity; a failed create deletes the replacements already created, undoes step 2 and
-//      aborts;
+//      NodePool, annotated with the decision ID) and puts each into the cluster state at once, so
+//      provisioning counts it as capacity; a failed create deletes the replacements already
+//      created, undoes step 2 and aborts;
 //   4. only then marks the candidates for deletion in the cluster state (provisioning now plans
 //      room for their pods, which the replacements provide) and nominates the replacements;
 //   5. queues the command with a deadline of now + CommandTimeout(queued commands).
@@ -161,6 +162,13 @@ class QueueWriter {
   virtual absl::Status DeleteNodeClaim(const std::string& name, const std::string& uid) = 0;
   // Whether the NodeClaim exists and is not being deleted, asked of the API server.
   virtual absl::StatusOr<bool> NodeClaimAlive(const std::string& name) = 0;
+  // Sets annotation key=value on the NodeClaim (the decision ID). The default does nothing
+  // (writers that do not keep annotations).
+  virtual absl::Status AnnotateNodeClaim(const std::string& node_claim, std::string_view key,
+                                         std::string_view value) {
+    (void)node_claim, (void)key, (void)value;
+    return absl::OkStatus();
+  }
   // Best effort (rate-limited events are dropped).
   virtual void Event(const kube::ObjectReference& regarding, std::string_view type,
                      std::string_view reason, std::string_view note) = 0;
@@ -179,6 +187,8 @@ class KubeQueueWriter final : public QueueWriter {
   absl::StatusOr<apis::v1::NodeClaim> CreateNodeClaim(const apis::v1::NodeClaim& claim) override;
   absl::Status DeleteNodeClaim(const std::string& name, const std::string& uid) override;
   absl::StatusOr<bool> NodeClaimAlive(const std::string& name) override;
+  absl::Status AnnotateNodeClaim(const std::string& node_claim, std::string_view key,
+                                 std::string_view value) override;
   void Event(const kube::ObjectReference& regarding, std::string_view type, std::string_view reason,
              std::string_view note) override;
 
@@ -203,6 +213,7 @@ absl::StatusOr<int> RemoveStaleDisruptionMarks(const state::Cluster& cluster,
 // What Queue::Find reports of a queued command.
 struct CommandInfo {
   std::string id;
+  std::string decision_id;  // Command::decision_id
   bool involuntary = false;
   bool delete_when_ready = true;
   bool cordon = true;
@@ -261,6 +272,7 @@ class Queue {
  private:
   struct Entry {
     std::string id;
+    std::string decision_id;  // Command::decision_id
     Method method;
     apis::v1::DisruptionReason reason;
     std::vector<state::StateNode> candidates;

@@ -55,6 +55,7 @@ class FakeWriter : public QueueWriter {
     stored.metadata.name = absl::StrCat(claim.metadata.generate_name, "r", ++created_count);
     stored.metadata.uid = absl::StrCat("uid-", stored.metadata.name);
     created.push_back(stored.metadata.name);
+    for (const auto& [k, v] : claim.metadata.annotations) annotations[stored.metadata.name][k] = v;
     alive.insert(stored.metadata.name);
     return stored;
   }
@@ -65,6 +66,11 @@ class FakeWriter : public QueueWriter {
   }
   absl::StatusOr<bool> NodeClaimAlive(const std::string& name) override {
     return alive.contains(name);
+  }
+  absl::Status AnnotateNodeClaim(const std::string& claim, std::string_view key,
+                                 std::string_view value) override {
+    annotations[claim][std::string(key)] = std::string(value);
+    return absl::OkStatus();
   }
   void Event(const kube::ObjectReference& regarding, std::string_view, std::string_view reason,
              std::string_view) override {
@@ -81,6 +87,7 @@ class FakeWriter : public QueueWriter {
   std::vector<std::string> deleted;
   std::set<std::string> alive;
   std::vector<std::string> events;
+  std::map<std::string, std::map<std::string, std::string>> annotations;
 };
 
 v1::NodePool Pool(const std::string& name) {
@@ -226,6 +233,16 @@ TEST_F(QueueTest, ReplaceTaintsCreatesThenMarksAndHolds) {
   EXPECT_FALSE(Marked("b"));
   EXPECT_THAT(queue_.Held(), UnorderedElementsAre("kwok://a"));
   EXPECT_EQ(queue_.size(), 1u);
+}
+
+TEST_F(QueueTest, DecisionIdAnnotatesCandidatesAndReplacements) {
+  Command command = Replace({"a"});
+  command.decision_id = "0a1b2c3d";
+  ASSERT_TRUE(queue_.StartCommand(command, pools_).ok());
+  ASSERT_EQ(writer_.created.size(), 1u);
+  EXPECT_EQ(writer_.annotations["claim-a"]["dovetail.sh/decision-id"], "0a1b2c3d");
+  EXPECT_EQ(writer_.annotations[writer_.created[0]]["dovetail.sh/decision-id"], "0a1b2c3d");
+  EXPECT_EQ(queue_.Find("claim-a")->decision_id, "0a1b2c3d");
 }
 
 TEST_F(QueueTest, RejectsACommandWhoseCandidateIsHeld) {

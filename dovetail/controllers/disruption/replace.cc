@@ -164,6 +164,7 @@ absl::StatusOr<ReplaceResult> DisruptionController::ReplaceLocked(const ReplaceR
     command.replacements.push_back(std::move(claim));
   }
   command.candidates.push_back(candidate);
+  command.decision_id = decision_ids_.Next();
 
   // 4. Start the command.
   absl::StatusOr<std::string> id = queue_.StartCommand(command, view.node_pools, command_options);
@@ -196,12 +197,14 @@ absl::StatusOr<ReplaceResult> DisruptionController::ReplaceLocked(const ReplaceR
   if (!result.unschedulable.empty()) {
     absl::StrAppend(&note, "; ", result.unschedulable.size(), " pods fit nowhere");
   }
-  CandidateEvents(candidate, "Normal", event_reason, note);
+  CandidateEvents(candidate, "Normal", event_reason,
+                  provisioning::WithDecisionId(note, command.decision_id));
   log::Info(kLogger, "replacing node before deleting it",
             {{"NodeClaim", request.node_claim},
              {"Node", candidate.name},
              {"reason", request.reason},
              {"command", *id},
+             {"decision", command.decision_id},
              {"replacements", absl::StrJoin(result.replacements, ",")},
              {"pods", absl::StrCat(result.pods)},
              {"unschedulable", absl::StrJoin(result.unschedulable, "; ")},

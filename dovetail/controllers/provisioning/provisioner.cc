@@ -17,6 +17,7 @@
 #include "dovetail/apis/core/codec.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/cloudprovider/instance_type.h"
+#include "dovetail/common/absl_compat.h"
 #include "dovetail/common/log.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/controllers/provisioning/node_claim_builder.h"
@@ -208,6 +209,104 @@ void Provisioner::RecordPodEvent(const core::Pod& pod, std::string_view type,
   (void)deps_.events.Record(ref, type, reason, action, note);
 }
 
+absl::StatusOr<PassInput> Provisioner::BuildInput(const state::Snapshot& snapshot, bool report) {
+  if (!node_pools_.HasSynced() || !daemon_sets_.HasSynced() || !namespaces_.HasSynced()) {
+    return absl::UnavailableError("NodePool, DaemonSet or Namespace informer has not synced");
+  }
+  PassInput pass;
+  ASSIGN_OR_RETURN(pass.existing, state::ToSolverNodes(snapshot));
+  solver::Input& input = pass.input;
+  pass.existing.AppendTo(input);
+  auto skip = [&pass](const v1::NodePool& pool, std::string reason) {
+    pass.skipped.push_back({pool.metadata.name, std::move(reason)});
+  };
+  for (const auto& pool : node_pools_.store().List()) {
+    if (!NodePoolUsable(*pool, options_.require_ready_node_pools)) {
+      if (pool->metadata.deletion_timestamp.has_value()) {
+        skip(*pool, "being deleted");
+      } else if (v1::IsStatic(*pool)) {
+        skip(*pool, "static NodePool (replicas): not provisioned for pending pods");
+      } else {
+        skip(*pool, options_.require_ready_node_pools ? "not Ready=True" : "Ready is not True");
+      }
+      continue;
+    }
+    kube::ObjectReference pool_ref{.api_version = std::string(v1::kApiVersion),
+                                   .kind = std::string(v1::kNodePoolKind),
+                                   .ns = "",
+                                   .name = pool->metadata.name,
+                                   .uid = pool->metadata.uid};
+    // An invalid on-demand base is reported and ignored; the pool is still used.
+    if (absl::StatusOr<std::optional<OnDemandBase>> base = OnDemandBaseOf(*pool); !base.ok()) {
+      if (report) {
+        log::Error(kLogger, "ignoring the on-demand base",
+                   {{"NodePool", pool->metadata.name}, {"error", base.status().ToString()}});
+        (void)deps_.events.Record(pool_ref, "Warning", "InvalidOnDemandBase", "Provisioning",
+                                  absl::StrCat(base.status().message(), "; ignored"));
+      }
+    } else if (base->has_value()) {
+      pass.on_demand_bases[pool->metadata.name] = **base;
+    }
+    absl::StatusOr<cloudprovider::Catalog> catalog = deps_.cloud.GetInstanceTypes(*pool);
+    if (!catalog.ok()) {
+      if (report) AddError(catalog.status());
+      skip(*pool, absl::StrCat("instance types: ", catalog.status().message()));
+      continue;
+    }
+    absl::StatusOr<solver::PoolTemplate> t =
+        BuildPoolTemplate(*pool, {}, snapshot.RemainingLimits(*pool));
+    if (!t.ok()) {
+      if (report) AddError(t.status());
+      skip(*pool, std::string(t.status().message()));
+      continue;
+    }
+    for (const cloudprovider::InstanceTypePtr& type : *catalog) {
+      if (!cloudprovider::RequirementsIntersect(type->requirements(), t->requirements)) continue;
+      if (!type->offerings().Available().HasCompatible(t->requirements)) continue;
+      t->instance_types.push_back(type);
+    }
+    if (t->instance_types.empty()) {
+      constexpr char kNoTypes[] =
+          "NodePool requirements filtered out all compatible available instance types";
+      if (report) {
+        (void)deps_.events.Record(pool_ref, "Warning", "NoCompatibleInstanceTypes", "Provisioning",
+                                  kNoTypes);
+      }
+      skip(*pool, kNoTypes);
+      continue;
+    }
+    pass.pools[pool->metadata.name] = pool;
+    input.pools.push_back(std::move(*t));
+  }
+
+  // DaemonSets, as the pods they would run on a new node.
+  for (const auto& ds : daemon_sets_.store().List()) {
+    pass.daemon_pods.push_back(DaemonSetPod(*ds));
+    input.daemon_sets.push_back({absl::StrCat(ds->metadata.namespace_, "/", ds->metadata.name),
+                                 pass.daemon_pods.back().get()});
+  }
+  namespaces_.store().ForEach([&input](const core::Namespace& ns) {
+    input.namespace_labels[ns.metadata.name] = ns.metadata.labels;
+  });
+  input.options.respect_preferences = options_.respect_preferences;
+  input.options.min_values_strict = options_.min_values_strict;
+  input.options.max_instance_types = options_.max_instance_types;
+  input.options.lower_bound = false;  // the LP bound is for simulate only
+  return pass;
+}
+
+std::string Provisioner::EventDecision(const core::Pod& pod, std::string_view reason,
+                                       std::string_view note, const std::string& pass_id) {
+  const std::string key = Cat(reason, "\n", note);
+  EventDecisionEntry& entry = event_decisions_[pod.metadata.uid];
+  if (entry.key != key || entry.id.empty()) {
+    entry.key = key;
+    entry.id = pass_id;
+  }
+  entry.pass = pass_number_;
+  return entry.id;
+}
+
 absl::StatusOr<PassResult> Provisioner::RunOnce() {
   absl::MutexLock lock(&pass_mu_);
   return RunOnceLocked();
@@ -226,7 +325,6 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
 
   // 1. Nodes first, then pending pods (cluster.h).
   const state::Snapshot snapshot = deps_.cluster.TakeSnapshot();
-  ASSIGN_OR_RETURN(state::SolverNodes existing, state::ToSolverNodes(snapshot));
 
   std::vector<std::unique_ptr<core::Pod>> pending;
   int64_t ignored = 0;
@@ -275,72 +373,22 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     stats_.last_pass_pods = static_cast<int64_t>(pending.size());
     stats_.pods_reschedulable += reschedulable;
   }
-  if (pending.empty()) return result;
-  log::Info(kLogger, "found provisionable pod(s)", {{"count", std::to_string(pending.size())}});
-
-  // 2. NodePools with their instance types and remaining limits.
-  solver::Input input;
-  existing.AppendTo(input);
-  absl::flat_hash_map<std::string, std::shared_ptr<const v1::NodePool>> pools;
-  absl::flat_hash_map<std::string, OnDemandBase> on_demand_bases;
-  for (const auto& pool : node_pools_.store().List()) {
-    if (!NodePoolUsable(*pool, options_.require_ready_node_pools)) continue;
-    kube::ObjectReference pool_ref{.api_version = std::string(v1::kApiVersion),
-                                   .kind = std::string(v1::kNodePoolKind),
-                                   .ns = "",
-                                   .name = pool->metadata.name,
-                                   .uid = pool->metadata.uid};
-    // An invalid on-demand base is reported and ignored; the pool is still used.
-    if (absl::StatusOr<std::optional<OnDemandBase>> base = OnDemandBaseOf(*pool); !base.ok()) {
-      log::Error(kLogger, "ignoring the on-demand base",
-                 {{"NodePool", pool->metadata.name}, {"error", base.status().ToString()}});
-      (void)deps_.events.Record(pool_ref, "Warning", "InvalidOnDemandBase", "Provisioning",
-                                absl::StrCat(base.status().message(), "; ignored"));
-    } else if (base->has_value()) {
-      on_demand_bases[pool->metadata.name] = **base;
-    }
-    absl::StatusOr<cloudprovider::Catalog> catalog = deps_.cloud.GetInstanceTypes(*pool);
-    if (!catalog.ok()) {
-      AddError(catalog.status());
-      continue;
-    }
-    absl::StatusOr<solver::PoolTemplate> t =
-        BuildPoolTemplate(*pool, {}, snapshot.RemainingLimits(*pool));
-    if (!t.ok()) {
-      AddError(t.status());
-      continue;
-    }
-    for (const cloudprovider::InstanceTypePtr& type : *catalog) {
-      if (!cloudprovider::RequirementsIntersect(type->requirements(), t->requirements)) continue;
-      if (!type->offerings().Available().HasCompatible(t->requirements)) continue;
-      t->instance_types.push_back(type);
-    }
-    if (t->instance_types.empty()) {
-      (void)deps_.events.Record(
-          pool_ref, "Warning", "NoCompatibleInstanceTypes", "Provisioning",
-          "NodePool requirements filtered out all compatible available instance types");
-      continue;
-    }
-    pools[pool->metadata.name] = pool;
-    input.pools.push_back(std::move(*t));
+  ++pass_number_;
+  if (pending.empty()) {
+    event_decisions_.clear();
+    return result;
   }
+  const std::string decision = decision_ids_.Next();
+  result.decision_id = decision;
+  log::Info(kLogger, "found provisionable pod(s)",
+            {{"count", std::to_string(pending.size())}, {"decision", decision}});
 
-  // 3. DaemonSets, as the pods they would run on a new node.
-  std::vector<std::unique_ptr<core::Pod>> daemon_pods;
-  for (const auto& ds : daemon_sets_.store().List()) {
-    daemon_pods.push_back(DaemonSetPod(*ds));
-    input.daemon_sets.push_back(
-        {absl::StrCat(ds->metadata.namespace_, "/", ds->metadata.name), daemon_pods.back().get()});
-  }
-
-  namespaces_.store().ForEach([&input](const core::Namespace& ns) {
-    input.namespace_labels[ns.metadata.name] = ns.metadata.labels;
-  });
+  // 2. NodePools with their instance types and remaining limits, DaemonSets, namespaces.
+  ASSIGN_OR_RETURN(PassInput pass, BuildInput(snapshot, /*report=*/true));
+  solver::Input& input = pass.input;
+  const auto& pools = pass.pools;
+  const auto& on_demand_bases = pass.on_demand_bases;
   for (const auto& pod : pending) input.pods.push_back(pod.get());
-  input.options.respect_preferences = options_.respect_preferences;
-  input.options.min_values_strict = options_.min_values_strict;
-  input.options.max_instance_types = options_.max_instance_types;
-  input.options.lower_bound = false;  // the LP bound is for simulate only
 
   const absl::Time solve_start = deps_.clock.Now();
   ASSIGN_OR_RETURN(solver::Plan plan, solver::Solve(input));
@@ -352,9 +400,10 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
   if (!plan.node_claims.empty()) {
     size_t pods = 0;
     for (const solver::NewNodeClaim& planned : plan.node_claims) pods += planned.pods.size();
-    log::Info(
-        kLogger, "computed new nodeclaim(s) to fit pod(s)",
-        {{"nodeclaims", std::to_string(plan.node_claims.size())}, {"pods", std::to_string(pods)}});
+    log::Info(kLogger, "computed new nodeclaim(s) to fit pod(s)",
+              {{"nodeclaims", std::to_string(plan.node_claims.size())},
+               {"pods", std::to_string(pods)},
+               {"decision", decision}});
   }
 
   // The on-demand base (on_demand_base.h): the first new NodeClaims of a pool below its base are
@@ -412,6 +461,7 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     }
     v1::NodeClaim claim =
         BuildNodeClaim(pool, planned, {.min_values_strict = options_.min_values_strict});
+    claim.metadata.annotations[std::string(kDecisionIdAnnotationKey)] = decision;
     u->second = cloudprovider::AddResources(u->second, claim.spec.resources.requests);
     u->second["nodes"] += Quantity::FromUnits(1);
     to_create.push_back({&planned, &pool, std::move(claim)});
@@ -453,7 +503,8 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
               {{"NodePool", pool.metadata.name},
                {"NodeClaim", name},
                {"requests", FormatResources(planned.requests)},
-               {"instance-types", std::to_string(planned.instance_types.size())}});
+               {"instance-types", std::to_string(planned.instance_types.size())},
+               {"decision", decision}});
     if (node_claims_created_metric_ != nullptr) {
       node_claims_created_metric_->Inc(
           {"provisioned", pool.metadata.name, planned.min_values_relaxed ? "true" : "false"});
@@ -470,7 +521,8 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
   }
   // Events after every NodeClaim exists: each is an API call, and launches should not wait.
   for (const auto& [pod, note] : nominated_events) {
-    RecordPodEvent(*pod, "Normal", kNominated, "Nominate", note);
+    RecordPodEvent(*pod, "Normal", kNominated, "Nominate",
+                   WithDecisionId(note, EventDecision(*pod, kNominated, note, decision)));
   }
 
   // 5. Existing and in-flight nodes.
@@ -488,15 +540,24 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     const std::string note = absl::StrCat("Pod should schedule on: ", absl::StrJoin(info, ", "));
     for (const core::Pod* pod : placement.pods) {
       ++nominated;
-      RecordPodEvent(*pod, "Normal", kNominated, "Nominate", note);
+      RecordPodEvent(*pod, "Normal", kNominated, "Nominate",
+                     WithDecisionId(note, EventDecision(*pod, kNominated, note, decision)));
     }
   }
 
   // 6. Pods that fit nowhere, with the solver's reason.
   for (const solver::Unschedulable& u : plan.unschedulable) {
+    const std::string note = absl::StrCat("Failed to schedule pod, ", u.reason);
     RecordPodEvent(*u.pod, "Warning", kFailedScheduling, "Scheduling",
-                   absl::StrCat("Failed to schedule pod, ", u.reason));
+                   WithDecisionId(note, EventDecision(*u.pod, kFailedScheduling, note, decision)));
   }
+  if (!plan.unschedulable.empty()) {
+    log::Info(kLogger, "could not schedule pod(s)",
+              {{"pods", std::to_string(plan.unschedulable.size())}, {"decision", decision}});
+  }
+  // Forget the outcomes of pods this pass did not decide about (bound, deleted, no longer pending).
+  absl::erase_if(event_decisions_,
+                 [this](const auto& kv) { return kv.second.pass != pass_number_; });
   result.unschedulable = static_cast<int>(plan.unschedulable.size());
 
   absl::MutexLock l(&stats_mu_);

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -53,8 +54,12 @@
 #include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/provisioning/batcher.h"
+#include "dovetail/controllers/provisioning/decision_id.h"
+#include "dovetail/controllers/provisioning/on_demand_base.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/metrics/registry.h"
+#include "dovetail/solver/solver.h"
+#include "dovetail/state/snapshot.h"
 
 namespace dovetail::controllers::provisioning {
 
@@ -94,6 +99,24 @@ struct PassResult {
   std::vector<std::string> created;  // NodeClaim names
   int pods = 0;
   int unschedulable = 0;
+  std::string decision_id;  // empty when the pass had no pending pod
+};
+
+// A NodePool the pass leaves out, and why (`dovetail explain pod` prints these).
+struct SkippedNodePool {
+  std::string name;
+  std::string reason;
+};
+
+// The solver's input of a pass, without the pods to place (BuildInput). `input` points into
+// `existing` and `daemon_pods` (heap objects: moving this struct keeps the pointers valid).
+struct PassInput {
+  state::SolverNodes existing;
+  std::vector<std::unique_ptr<apis::core::Pod>> daemon_pods;
+  solver::Input input;
+  absl::flat_hash_map<std::string, std::shared_ptr<const apis::v1::NodePool>> pools;  // usable
+  absl::flat_hash_map<std::string, OnDemandBase> on_demand_bases;
+  std::vector<SkippedNodePool> skipped;
 };
 
 class Provisioner : public Controller {
@@ -117,6 +140,14 @@ class Provisioner : public Controller {
   // provisioner's informers have not synced; errors of the solver's input.
   absl::StatusOr<PassResult> RunOnce();
 
+  // Steps 4-5 of a pass on `snapshot` (existing nodes, usable NodePools with their instance types
+  // and remaining limits, DaemonSets, namespace labels, solver options): the one place the
+  // provisioning solver input is built, shared by the pass and `dovetail explain pod`. With
+  // `report`, skipped pools get their events and errors (the pass); without, nothing is written.
+  // Errors: Unavailable while the provisioner's informers have not synced; InvalidArgument for
+  // existing pods the solver cannot take.
+  absl::StatusOr<PassInput> BuildInput(const state::Snapshot& snapshot, bool report);
+
   // Starts only the provisioner's own informers and waits for them (tests that drive RunOnce).
   bool StartInformers(absl::Time deadline);
 
@@ -131,6 +162,11 @@ class Provisioner : public Controller {
   void RecordPodEvent(const apis::core::Pod& pod, std::string_view type, std::string_view reason,
                       std::string_view action, std::string_view note);
   void AddError(const absl::Status& status);
+  // The decision ID of a pod's event: the ID of the pass that first gave this pod this (reason,
+  // note), so that a repeated outcome keeps its ID and its event deduplicates.
+  std::string EventDecision(const apis::core::Pod& pod, std::string_view reason,
+                            std::string_view note, const std::string& pass_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
 
   Dependencies deps_;
   const Options options_;
@@ -145,6 +181,14 @@ class Provisioner : public Controller {
   metrics::Histogram* scheduling_duration_metric_ = nullptr;
 
   absl::Mutex pass_mu_;  // serialises passes
+  DecisionIds decision_ids_{DecisionStream::kProvisioning};
+  struct EventDecisionEntry {
+    std::string key;  // reason + "\n" + note
+    std::string id;
+    int64_t pass = 0;  // the last pass that used it
+  };
+  absl::flat_hash_map<std::string, EventDecisionEntry> event_decisions_ ABSL_GUARDED_BY(pass_mu_);
+  int64_t pass_number_ ABSL_GUARDED_BY(pass_mu_) = 0;
   mutable absl::Mutex stats_mu_;
   Stats stats_ ABSL_GUARDED_BY(stats_mu_);
 
