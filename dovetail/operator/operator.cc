@@ -250,10 +250,9 @@ void Operator::CollectCostMetrics() {
   };
   const cost::Report report =
       cost::Compute(cost::MachinesFromCluster(*cluster_), prices, clock_.Now());
-  std::map<metrics::LabelValues, double> per_hour, unpriced;
+  std::map<metrics::LabelValues, double> per_hour;
   for (const cost::Totals& t : report.node_pools) {
     per_hour[{t.node_pool}] = t.cost_per_hour;
-    unpriced[{t.node_pool}] = static_cast<double>(t.unpriced_nodes);
   }
   metrics_
       .NewGauge("dovetail_nodepool_cost_per_hour",
@@ -261,12 +260,6 @@ void Operator::CollectCostMetrics() {
                 "(nodepool \"\" for nodes Karpenter does not manage); x 730 per month.",
                 {"nodepool"})
       .Replace(std::move(per_hour));
-  metrics_
-      .NewGauge("dovetail_nodepool_unpriced_nodes",
-                "Launched machines of the NodePool whose price is unknown (left out of "
-                "dovetail_nodepool_cost_per_hour).",
-                {"nodepool"})
-      .Replace(std::move(unpriced));
   metrics_
       .NewGauge("dovetail_cluster_cost_per_hour",
                 "USD per hour of every launched machine with a known price.")
