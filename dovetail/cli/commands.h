@@ -17,6 +17,7 @@ void RegisterSimulateCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterControllerCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterCatalogCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterConvertCommand(CLI::App& app, ExitCode& exit_code);
+void RegisterExplainCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterCostCommand(CLI::App& app, ExitCode& exit_code);
 
 }  // namespace dovetail::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   dovetail::cli::RegisterControllerCommand(app, exit_code);
   dovetail::cli::RegisterCatalogCommand(app, exit_code);
   dovetail::cli::RegisterConvertCommand(app, exit_code);
+  dovetail::cli::RegisterExplainCommand(app, exit_code);
   dovetail::cli::RegisterCostCommand(app, exit_code);
   try {
     app.parse(argc, argv);

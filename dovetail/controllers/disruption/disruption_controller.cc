@@ -192,6 +192,10 @@ absl::StatusOr<ClusterView> DisruptionController::BuildView(
   return BuildViewImpl(validating_now, /*require_synced=*/true);
 }
 
+absl::StatusOr<ClusterView> DisruptionController::BuildViewForExplain() {
+  return BuildViewImpl({}, /*require_synced=*/false);
+}
+
 absl::StatusOr<ClusterView> DisruptionController::BuildViewImpl(
     const absl::flat_hash_set<std::string>& validating_now, bool require_synced) {
   if (require_synced && !deps_.cluster.Synced()) {

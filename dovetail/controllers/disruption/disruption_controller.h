@@ -33,7 +33,7 @@
 // command a DisruptionDecision event (Dovetail's) on each candidate Node and NodeClaim with
 // Command::Summary() and the command's decision ID ("... (decision=ID)"; the ID is also the
 // dovetail.sh/decision-id annotation the queue puts on the candidate and replacement NodeClaims,
-// and the "decision" field of the queue's log lines). The latest Explanation per node is kept
+// and the "decisionId" field of the queue's log lines). The latest Explanation per node is kept
 // (explanations()) for `dovetail explain node` and /disruption/explanations on the metrics
 // endpoint.
 //
@@ -151,6 +151,9 @@ class DisruptionController : public Controller, public Replacer {
   // As BuildView, but the candidates of deferred validations other than `validating_now` count as
   // queued (they are neither candidates again nor free budget).
   absl::StatusOr<ClusterView> BuildView(const absl::flat_hash_set<std::string>& validating_now);
+  // As BuildView, requiring only that the informers have listed (in-flight NodeClaims count with
+  // their requests): `dovetail explain node`, which must not wait for launches.
+  absl::StatusOr<ClusterView> BuildViewForExplain();
 
   // Replacer (see above and replacer.h).
   absl::StatusOr<ReplaceResult> Replace(const ReplaceRequest& request) override;

@@ -641,7 +641,7 @@ absl::StatusOr<std::string> Queue::StartCommand(
               {{"NodePool", planned.pool},
                {"NodeClaim", name},
                {"command", entry->id},
-               {"decision", entry->decision_id}});
+               {"decisionId", entry->decision_id}});
     if (!cluster_.GetByNodeClaimName(name).has_value()) {
       cluster_.UpdateNodeClaim(std::make_shared<v1::NodeClaim>(*std::move(stored)));
     }
@@ -674,7 +674,7 @@ absl::StatusOr<std::string> Queue::StartCommand(
   }
   log::Info(kLogger, "disrupting node(s)",
             {{"command", entry->id},
-             {"decision", entry->decision_id},
+             {"decisionId", entry->decision_id},
              {"reason", std::string(reason)},
              {"decision", entry->decision},
              {"involuntary", entry->involuntary ? "true" : "false"},
@@ -817,7 +817,7 @@ void Queue::Reconcile() {
             log::Info(kLogger, "deleted nodeclaim",
                       {{"NodeClaim", NodeClaimRef(n).name},
                        {"command", entry->id},
-                       {"decision", entry->decision_id},
+                       {"decisionId", entry->decision_id},
                        {"why", decision.reason}});
           }
           {

@@ -204,7 +204,7 @@ absl::StatusOr<ReplaceResult> DisruptionController::ReplaceLocked(const ReplaceR
              {"Node", candidate.name},
              {"reason", request.reason},
              {"command", *id},
-             {"decision", command.decision_id},
+             {"decisionId", command.decision_id},
              {"replacements", absl::StrJoin(result.replacements, ",")},
              {"pods", absl::StrCat(result.pods)},
              {"unschedulable", absl::StrJoin(result.unschedulable, "; ")},

@@ -1,7 +1,7 @@
 // Decision IDs: a short identifier for one controller decision (a provisioning pass that creates
 // NodeClaims or leaves pods unschedulable, a voluntary or involuntary disruption command), so that
 // the NodeClaims it touched (annotation dovetail.sh/decision-id), its events (`decision=ID` in the
-// note) and its log lines (field "decision") can be tied together, e.g. by `dovetail explain`.
+// note) and its log lines (field "decisionId") can be tied together, e.g. by `dovetail explain`.
 //
 // An ID is 8 lowercase hex digits: a bijective 32-bit mix of a per-process random base plus a
 // counter interleaved over the streams below, so IDs are unique within a process (for 2^31

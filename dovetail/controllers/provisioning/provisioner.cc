@@ -381,7 +381,7 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
   const std::string decision = decision_ids_.Next();
   result.decision_id = decision;
   log::Info(kLogger, "found provisionable pod(s)",
-            {{"count", std::to_string(pending.size())}, {"decision", decision}});
+            {{"count", std::to_string(pending.size())}, {"decisionId", decision}});
 
   // 2. NodePools with their instance types and remaining limits, DaemonSets, namespaces.
   ASSIGN_OR_RETURN(PassInput pass, BuildInput(snapshot, /*report=*/true));
@@ -403,7 +403,7 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     log::Info(kLogger, "computed new nodeclaim(s) to fit pod(s)",
               {{"nodeclaims", std::to_string(plan.node_claims.size())},
                {"pods", std::to_string(pods)},
-               {"decision", decision}});
+               {"decisionId", decision}});
   }
 
   // The on-demand base (on_demand_base.h): the first new NodeClaims of a pool below its base are
@@ -504,7 +504,7 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
                {"NodeClaim", name},
                {"requests", FormatResources(planned.requests)},
                {"instance-types", std::to_string(planned.instance_types.size())},
-               {"decision", decision}});
+               {"decisionId", decision}});
     if (node_claims_created_metric_ != nullptr) {
       node_claims_created_metric_->Inc(
           {"provisioned", pool.metadata.name, planned.min_values_relaxed ? "true" : "false"});
@@ -553,7 +553,7 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
   }
   if (!plan.unschedulable.empty()) {
     log::Info(kLogger, "could not schedule pod(s)",
-              {{"pods", std::to_string(plan.unschedulable.size())}, {"decision", decision}});
+              {{"pods", std::to_string(plan.unschedulable.size())}, {"decisionId", decision}});
   }
   // Forget the outcomes of pods this pass did not decide about (bound, deleted, no longer pending).
   absl::erase_if(event_decisions_,
