@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build release asan k8s test test-unit test-integration test-e2e test-asan demo bench bench-e2e format lint clean
+.PHONY: all deps build release asan k8s test test-unit test-integration test-e2e test-asan demo bench bench-e2e bench-upstream format lint clean
 
 all: build
 
@@ -56,6 +56,14 @@ bench: release
 # End-to-end provisioning benchmark: 1,000 pending pods to Running on the local cluster.
 bench-e2e: release k8s
 	@python3 bench/e2e/scale_bench.py --pods 1000 --json build/release/bench-results/scale_bench.json
+
+# Side-by-side with upstream Karpenter (bench/upstream/README.md): upstream's own scheduling
+# benchmark from the Go module proxy, then both schedulers on the same fixture. Not part of
+# `make test` or CTest. DOVETAIL_BIN overrides the dovetail binary.
+DOVETAIL_BIN ?= build/release/dovetail/cli/dovetail
+bench-upstream:
+	@bench/upstream/run-upstream-bench build/bench-upstream/upstream-scheduling.txt
+	@bench/upstream/compare.py $(DOVETAIL_BIN) --json build/bench-upstream/compare.json
 
 format:
 	@git ls-files '*.h' '*.cc' | xargs clang-format -i

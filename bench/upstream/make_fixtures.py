@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Writes the frozen fixtures of the side-by-side benchmarks against upstream Karpenter.
+
+A fixture is what `dovetail simulate -f DIR --catalog DIR2` reads and what
+cmd/fixture-bench feeds to upstream's scheduler:
+
+  <out>/catalog-aws/           instance-types.csv, on-demand-prices.csv and spot-prices.csv:
+                               the real AWS catalog (../shared/data/aws), us-east-1 rows only,
+                               spot prices written out from Dovetail's deterministic spot model
+                               (dovetail/cloudprovider/aws_catalog.h) so both sides read the same
+                               numbers from the file.
+  <out>/diverse-<N>/           nodepool.yaml (one NodePool) and pods.yaml (N pending Pods).
+
+The "diverse mix" is five equal fifths in contiguous blocks, as in bench/scheduling/workloads.h:
+generic; zonal topology spread (maxSkew 1); hostname topology spread (maxSkew 1); zonal pod
+self-affinity by a label with 7 values; hostname anti-affinity of every pod of the fifth against
+every other. Requests are drawn from the same cpu/memory choices. Deterministic: the same
+arguments give byte-identical files.
+
+Usage: make_fixtures.py [--out DIR] [--aws-data DIR] [--pods N ...]
+"""
+
+import argparse
+import csv
+import io
+import os
+import random
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REGION = "us-east-1"
+ZONES = [REGION + s for s in "abc"]
+
+CPU_CHOICES = [100, 250, 500, 1000, 1500]  # millicores
+MEMORY_CHOICES = [100, 256, 512, 1024, 2048, 4096]  # MiB
+AFFINITY_LABEL_VALUES = 7
+FIFTHS = ["generic", "zonal-spread", "hostname-spread", "zonal-affinity", "hostname-anti-affinity"]
+
+NODEPOOL = """apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: default
+spec:
+  template:
+    spec:
+      nodeClassRef:
+        group: karpenter.k8s.aws
+        kind: EC2NodeClass
+        name: default
+      requirements:
+        - key: kubernetes.io/os
+          operator: In
+          values: ["linux"]
+        - key: karpenter.sh/capacity-type
+          operator: In
+          values: ["spot", "on-demand"]
+        - key: karpenter.k8s.aws/instance-category
+          operator: In
+          values: ["c", "m", "r"]
+        - key: karpenter.k8s.aws/instance-generation
+          operator: Gt
+          values: ["2"]
+  limits:
+    cpu: "100000"
+"""
+
+
+def spot_factor(name, zone):
+    """Dovetail's deterministic spot model: FNV-1a 64 of "<type>|<zone>"."""
+    h = 14695981039346656037
+    for b in (name + "|" + zone).encode():
+        h ^= b
+        h = (h * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return 0.3 + 0.4 * (h % 10001) / 10000.0
+
+
+def write_catalog(aws_dir, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    prices = {}
+    with open(os.path.join(aws_dir, "on-demand-prices.csv"), newline="") as f:
+        for row in csv.DictReader(f):
+            if row["region"] == REGION:
+                prices[row["instance_type"]] = row["usd_per_hour"]
+    with open(os.path.join(aws_dir, "instance-types.csv"), newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader)
+        rows = [r for r in reader if r and r[0] in prices]
+    names = [r[0] for r in rows]
+
+    def dump(path, head, body):
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(head)
+        w.writerows(body)
+        with open(path, "w") as f:
+            f.write(buf.getvalue())
+
+    dump(os.path.join(out_dir, "instance-types.csv"), header, rows)
+    dump(os.path.join(out_dir, "on-demand-prices.csv"), ["region", "instance_type", "usd_per_hour"],
+         [[REGION, n, prices[n]] for n in names])
+    spot = []
+    for zone in ZONES:
+        for n in names:
+            od = float(prices[n])
+            spot.append([REGION, zone, n, "%.6f" % round(od * spot_factor(n, zone), 6)])
+    dump(os.path.join(out_dir, "spot-prices.csv"), ["region", "zone", "instance_type", "usd_per_hour"],
+         spot)
+    return len(names)
+
+
+def diverse_pods(n, seed):
+    rng = random.Random(seed)
+    docs = []
+    for i in range(n):
+        fifth = min(4, i * 5 // n)
+        app = FIFTHS[fifth]
+        cpu = rng.choice(CPU_CHOICES)
+        mem = rng.choice(MEMORY_CHOICES)
+        labels = {"app": app}
+        spec_extra = ""
+        if fifth == 1 or fifth == 2:
+            key = "topology.kubernetes.io/zone" if fifth == 1 else "kubernetes.io/hostname"
+            spec_extra = ("  topologySpreadConstraints:\n"
+                          "    - maxSkew: 1\n"
+                          "      topologyKey: %s\n"
+                          "      whenUnsatisfiable: DoNotSchedule\n"
+                          "      labelSelector:\n"
+                          "        matchLabels:\n"
+                          "          app: %s\n") % (key, app)
+        elif fifth == 3:
+            group = "group-%d" % rng.randrange(AFFINITY_LABEL_VALUES)
+            labels["affinity-group"] = group
+            spec_extra = ("  affinity:\n"
+                          "    podAffinity:\n"
+                          "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+                          "        - topologyKey: topology.kubernetes.io/zone\n"
+                          "          labelSelector:\n"
+                          "            matchLabels:\n"
+                          "              affinity-group: %s\n") % group
+        elif fifth == 4:
+            spec_extra = ("  affinity:\n"
+                          "    podAntiAffinity:\n"
+                          "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+                          "        - topologyKey: kubernetes.io/hostname\n"
+                          "          labelSelector:\n"
+                          "            matchLabels:\n"
+                          "              app: %s\n") % app
+        label_text = "".join("    %s: %s\n" % (k, v) for k, v in sorted(labels.items()))
+        docs.append(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: diverse-%05d\n  namespace: default\n"
+            "  labels:\n%s"
+            "spec:\n"
+            "  containers:\n"
+            "    - name: app\n"
+            "      image: registry.k8s.io/pause:3.10\n"
+            "      resources:\n"
+            "        requests:\n"
+            "          cpu: %dm\n"
+            "          memory: %dMi\n"
+            "%s" % (i, label_text, cpu, mem, spec_extra))
+    return "---\n".join(docs)
+
+
+def write_diverse(out_dir, n, seed):
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "nodepool.yaml"), "w") as f:
+        f.write(NODEPOOL)
+    with open(os.path.join(out_dir, "pods.yaml"), "w") as f:
+        f.write(diverse_pods(n, seed))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(HERE, "fixtures"))
+    ap.add_argument("--aws-data", default=os.environ.get(
+        "DOVETAIL_AWS_DATA", os.path.join(HERE, "..", "..", "..", "shared", "data", "aws")))
+    ap.add_argument("--pods", type=int, nargs="+", default=[1000],
+                    help="diverse-mix sizes to write (default 1000)")
+    ap.add_argument("--seed", type=int, default=42)
+    args = ap.parse_args()
+    if not os.path.isfile(os.path.join(args.aws_data, "instance-types.csv")):
+        print("error: no AWS catalog at %s (pass --aws-data)" % args.aws_data, file=sys.stderr)
+        return 1
+    count = write_catalog(args.aws_data, os.path.join(args.out, "catalog-aws"))
+    for n in args.pods:
+        if n < 5:
+            print("error: --pods must be at least 5", file=sys.stderr)
+            return 1
+        write_diverse(os.path.join(args.out, "diverse-%d" % n), n, args.seed)
+    print("wrote %s: catalog-aws (%d types), %s" % (
+        args.out, count, ", ".join("diverse-%d" % n for n in args.pods)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
