@@ -264,7 +264,10 @@ TEST_F(QueueIntegrationTest, ReplacesThenDeletesTheCandidateOnceTheReplacementIn
                   ->Patch(kube::resources::kNodeClaims, "", replacement, kube::PatchType::kMerge,
                           status.dump(), {}, "status")
                   .ok());
-  ASSERT_TRUE(WaitFor([&] { return Gone(candidate); })) << queue_->stats().terminated;
+  // The queue deletes the NodeClaim first, then records events and the metric and finishes the
+  // command: wait for all of it, not just the deletion.
+  ASSERT_TRUE(WaitFor([&] { return Gone(candidate) && queue_->size() == 0; }))
+      << queue_->stats().terminated;
   EXPECT_FALSE(Gone(replacement));
   EXPECT_EQ(queue_->size(), 0u);
   EXPECT_TRUE(queue_->Held().empty());
