@@ -574,6 +574,7 @@ nlohmann::json ToJson(const Result& r) {
     out["lowerBoundPricePerHour"] = nullptr;
   }
   out["solveSeconds"] = r.solve_seconds;
+  out["lowerBoundSeconds"] = r.plan.lower_bound_seconds;  // included in solveSeconds
   return out;
 }
 
@@ -619,7 +620,11 @@ std::string ToTable(const Result& r) {
       absl::StrAppendFormat(&out, " (plan/bound %.3f)", r.plan.total_price / *r.plan.lower_bound);
     }
   }
-  absl::StrAppendFormat(&out, ", solved in %.1f ms\n", r.solve_seconds * 1000);
+  absl::StrAppendFormat(&out, ", solved in %.1f ms", r.solve_seconds * 1000);
+  if (r.plan.lower_bound_seconds > 0) {
+    absl::StrAppendFormat(&out, " (lower bound %.1f ms)", r.plan.lower_bound_seconds * 1000);
+  }
+  out += "\n";
   for (const auto& u : r.plan.unschedulable) {
     absl::StrAppendFormat(&out, "unschedulable %s: %s\n", PodName(u.pod), u.reason);
   }

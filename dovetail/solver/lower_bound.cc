@@ -1,6 +1,9 @@
 #include "dovetail/solver/lower_bound.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <map>
 
 #include "ClpSimplex.hpp"
 #include "CoinPackedMatrix.hpp"
@@ -44,10 +47,109 @@ absl::Status CheckProblem(const LpProblem& p) {
   return absl::OkStatus();
 }
 
+// True when s copies of launchable column k hold launchable column j's capacity for at most j's
+// price, with s = max_r cap_j[r] / cap_k[r] (at least 1 when j counts towards a distinct group).
+bool Covers(const LpColumn& k, const LpColumn& j, bool j_in_group) {
+  double s = j_in_group ? 1.0 : 0.0;
+  for (size_t r = 0; r < j.capacity.size(); ++r) {
+    if (j.capacity[r] <= 0) continue;
+    if (k.capacity[r] <= 0) return false;
+    s = std::max(s, j.capacity[r] / k.capacity[r]);
+  }
+  return s * k.price <= j.price;
+}
+
+// Launchable columns (unbounded count) that another launchable column makes redundant. k makes j
+// redundant when every row j appears in (demand and distinct-group rows) k appears in too and k
+// covers j (Covers): replacing x_j by s * x_k and moving j's pods to k keeps every row satisfied
+// at no higher cost, so dropping j leaves the optimum unchanged. Catalogs hold many types whose
+// price per resource is beaten by a bigger or newer type; the LP only needs the rest. Columns are
+// first compared within groups of identical rows, then the survivors across groups.
+std::vector<bool> RedundantColumns(const LpProblem& p) {
+  const size_t ncols = p.columns.size();
+  const size_t nrows = p.demands.size() + p.distinct_groups.size();
+  const size_t words = (nrows + 63) / 64;
+  std::vector<uint64_t> member(ncols * words, 0);
+  std::vector<bool> in_group(ncols, false);
+  auto mark = [&](int j, size_t row) { member[j * words + row / 64] |= uint64_t{1} << (row % 64); };
+  for (size_t d = 0; d < p.demands.size(); ++d) {
+    for (int j : p.demands[d].columns) mark(j, d);
+  }
+  for (size_t g = 0; g < p.distinct_groups.size(); ++g) {
+    for (int j : p.distinct_groups[g].columns) {
+      mark(j, p.demands.size() + g);
+      in_group[j] = true;
+    }
+  }
+  auto rows_of = [&](size_t j) { return member.data() + j * words; };
+  auto includes = [&](size_t k, size_t j) {  // rows(j) is a subset of rows(k)
+    const uint64_t* a = rows_of(k);
+    const uint64_t* b = rows_of(j);
+    for (size_t w = 0; w < words; ++w) {
+      if ((b[w] & ~a[w]) != 0) return false;
+    }
+    return true;
+  };
+  std::vector<bool> redundant(ncols, false);
+  std::map<std::vector<uint64_t>, std::vector<size_t>> by_rows;
+  for (size_t j = 0; j < ncols; ++j) {
+    if (!std::isinf(p.columns[j].max_count)) continue;
+    by_rows[std::vector<uint64_t>(rows_of(j), rows_of(j) + words)].push_back(j);
+  }
+  std::vector<size_t> survivors;
+  for (const auto& [rows, cols] : by_rows) {
+    for (size_t j : cols) {
+      for (size_t k : cols) {
+        if (k != j && !redundant[k] && Covers(p.columns[k], p.columns[j], in_group[j])) {
+          redundant[j] = true;
+          break;
+        }
+      }
+    }
+    for (size_t j : cols) {
+      if (!redundant[j]) survivors.push_back(j);
+    }
+  }
+  for (size_t j : survivors) {
+    for (size_t k : survivors) {
+      if (k != j && !redundant[k] && Covers(p.columns[k], p.columns[j], in_group[j]) &&
+          includes(k, j)) {
+        redundant[j] = true;
+        break;
+      }
+    }
+  }
+  return redundant;
+}
+
 }  // namespace
 
-absl::StatusOr<LpResult> SolveCostLowerBound(const LpProblem& p) {
-  if (absl::Status s = CheckProblem(p); !s.ok()) return s;
+absl::StatusOr<LpResult> SolveCostLowerBound(const LpProblem& problem) {
+  if (absl::Status s = CheckProblem(problem); !s.ok()) return s;
+  // Solve the problem without its redundant columns; they get x_j = 0 in the result.
+  const std::vector<bool> redundant = RedundantColumns(problem);
+  std::vector<int> kept_index(problem.columns.size(), -1);
+  std::vector<int> original;
+  LpProblem p{.dimensions = problem.dimensions};
+  for (size_t j = 0; j < problem.columns.size(); ++j) {
+    if (redundant[j]) continue;
+    kept_index[j] = static_cast<int>(p.columns.size());
+    original.push_back(static_cast<int>(j));
+    p.columns.push_back(problem.columns[j]);
+  }
+  auto remap = [&](const std::vector<int>& cols) {
+    std::vector<int> out;
+    for (int j : cols) {
+      if (kept_index[j] >= 0) out.push_back(kept_index[j]);
+    }
+    return out;
+  };
+  for (const LpDemand& d : problem.demands) {
+    p.demands.push_back({d.count, d.request, remap(d.columns)});
+  }
+  for (const LpDistinctGroup& g : problem.distinct_groups) {
+    p.distinct_groups.push_back({g.count, remap(g.columns)});
+  }
   const int ncols = static_cast<int>(p.columns.size());
   const int dims = p.dimensions;
 
@@ -142,7 +244,8 @@ absl::StatusOr<LpResult> SolveCostLowerBound(const LpProblem& p) {
   LpResult result;
   result.bound = model.objectiveValue();
   const double* x = model.primalColumnSolution();
-  result.column_counts.assign(x, x + ncols);
+  result.column_counts.assign(problem.columns.size(), 0.0);
+  for (int j = 0; j < ncols; ++j) result.column_counts[original[j]] = x[j];
   return result;
 }
 

@@ -135,6 +135,7 @@ struct Plan {
   double total_price = 0;             // sum of node_claims' prices, per hour
   std::optional<double> lower_bound;  // LP bound on the cost of any plan for these pods
   std::string lower_bound_error;      // why there is no bound, when there is none
+  double lower_bound_seconds = 0;     // time spent building and solving the LP (part of Solve)
 };
 
 // Errors: InvalidArgument for inconsistent input (null pods, duplicate pool names); never for pods
