@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bitset>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -300,7 +301,9 @@ struct RelaxState {
 struct PoolFit {
   bool computed = false;
   absl::Status status;
-  TypeSet types;  // pool types compatible with the variant's requirements that fit one pod
+  TypeSet types;   // pool types compatible with the variant's requirements that fit one pod
+  PairMask pairs;  // offerings the pool's and the variant's requirements allow
+  double alone_price = -1;  // cheapest NodeClaim for one such pod alone; -1 until computed
 };
 
 struct Variant {
@@ -314,6 +317,7 @@ struct Variant {
   std::vector<int8_t> node_fit;      // per existing node: -1 unknown, 0 no, 1 static checks pass
   size_t claim_cursor = 0;           // claims before this index permanently reject this variant
   std::vector<size_t> retry_claims;  // claims that rejected for reasons that may change
+  std::vector<size_t> priced_out;    // claims refused by the price guard (see TryClaim)
 };
 
 struct PodClass {
@@ -367,6 +371,7 @@ struct Claim {
   std::vector<int> variants;  // variants already on the claim (requirements merged)
   std::vector<const Pod*> pods;
   bool min_values_relaxed = false;
+  double price = -1;  // ClaimPrice(types, pairs) for the price guard; -1 when not known
 };
 
 struct PoolInfo {
@@ -385,6 +390,7 @@ struct PoolInfo {
     Requirements reqs;
     TypeSet label_match;  // types whose requirements intersect `reqs`
     TypeSet offered;      // ... that also have an available offering `reqs` allows
+    PairMask pairs;       // the offerings `reqs` allows
   };
   std::vector<LabelFit> label_fits;
 };
@@ -566,6 +572,10 @@ class SolverImpl {
   absl::Status TryNode(int variant, size_t node);
   absl::Status TryClaim(int variant, size_t claim, bool* permanent);
   absl::Status TryNewClaim(int variant, int pool);
+  // Cheapest available offering of any of `types` within `pairs` (kInfPrice if none).
+  double ClaimPrice(const TypeSet& types, const PairMask& pairs) const;
+  // ClaimPrice of a new NodeClaim for one pod of variant `vi` alone in pool `pi` (cached).
+  double AlonePrice(int vi, int pi);
   bool Place(const Pod* pod, int variant, std::vector<std::string>* reasons);
   void RecordPlacement(const PodClass& c, const NodeState* node, const Claim* claim);
 
@@ -637,6 +647,7 @@ class SolverImpl {
   std::vector<std::vector<Contribution>> node_contributions_;
   // Undo log of topology count changes (when logging_).
   bool logging_ = false;
+  bool price_guard_ = true;  // TryClaim's price guard; off only for Place's last resort
   std::vector<std::pair<Contribution, int>> count_log_;
   // Per-node undo log of placements: node, usage and host-port count before.
   std::vector<std::tuple<size_t, Amounts, size_t>> node_log_;
@@ -1469,8 +1480,9 @@ const PoolFit& SolverImpl::FitForPool(int vi, int pi) {
     if (lf.reqs == reqs) labels = &lf;
   }
   if (labels == nullptr) {
-    PoolInfo::LabelFit lf{reqs, TypeSet(types_.size()), TypeSet(types_.size())};
-    const PairMask allowed = pairs_.Allowed(reqs);
+    PoolInfo::LabelFit lf{reqs, TypeSet(types_.size()), TypeSet(types_.size()),
+                          pairs_.Allowed(reqs)};
+    const PairMask& allowed = lf.pairs;
     pool.types.ForEach([&](size_t i) {
       const TypeInfo& ti = types_[i];
       if (!cloudprovider::RequirementsIntersect(ti.type->requirements(), reqs)) return;
@@ -1480,6 +1492,7 @@ const PoolFit& SolverImpl::FitForPool(int vi, int pi) {
     pools_[pi].label_fits.push_back(std::move(lf));
     labels = &pools_[pi].label_fits.back();
   }
+  fit.pairs = labels->pairs;
   const bool any_label_match = labels->label_match.Any();
   const bool any_offering = labels->offered.Any();
   labels->offered.ForEach([&](size_t i) {
@@ -1797,6 +1810,7 @@ void SolverImpl::SetTypes(Claim& claim, TypeSet types) const {
   }
   claim.types = std::move(types);
   claim.offered_stale = true;
+  claim.price = -1;
   if (!recompute) return;
   claim.max_room.assign(res_.size(), 0);
   claim.types.ForEach([&](size_t i) {
@@ -1817,6 +1831,8 @@ const PairMask& SolverImpl::Offered(const Claim& claim) const {
 }
 
 absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
+  static const absl::Status kPricedOut = absl::AbortedError(
+      "joining would raise the NodeClaim's price by more than a NodeClaim of its own");
   Variant& v = variants_[vi];
   const PodClass& c = classes_[v.cls];
   Claim& claim = claims_[ci];
@@ -1867,6 +1883,22 @@ absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
       }
       use = &reqs;
     }
+    // Price guard: a pod whose requirements or topology take offerings away from the claim (a
+    // capacity type, a zone) must not raise the claim's price by more than a NodeClaim of its
+    // own would cost; Place then opens one, or comes back here without the guard if it cannot.
+    // Checked first on the claim's types before the resource and label filters (they only
+    // remove types, so a refusal here stands), then on what is left.
+    const bool guard = price_guard_ && pairs != claim.pairs;
+    double limit = 0;
+    auto priced_within = [&](size_t t) { return TypePrice(t, pairs, nullptr) <= limit; };
+    if (guard) {
+      if (claim.price < 0) claim.price = ClaimPrice(claim.types, claim.pairs);
+      limit = claim.price + AlonePrice(vi, claim.pool) + 1e-9;
+      if (!claim.types.AnyOf([&](size_t t) { return fit.types.Test(t) && priced_within(t); })) {
+        last = kPricedOut;
+        continue;
+      }
+    }
     TypeSet types = claim.types & fit.types;
     Amounts used = claim.used;
     AddTo(used, c.requests);
@@ -1881,17 +1913,32 @@ absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
     }
     bool any = false;
     types.ForEach([&](size_t i) {
-      const TypeInfo& ti = types_[i];
-      bool ok = FitsIn(used, pool.effective[i]) && (ti.available & pairs).any();
-      if (ok && !delta.empty()) {
-        ok = cloudprovider::RequirementsIntersect(ti.type->requirements(), delta);
-      }
-      if (!ok) {
-        types.Reset(i);
-      } else {
+      if (FitsIn(used, pool.effective[i]) && (types_[i].available & pairs).any()) {
         any = true;
+      } else {
+        types.Reset(i);
       }
     });
+    // The guard again on the types with room, then the (costlier) label check, then the guard
+    // on what is left.
+    if (any && guard && !types.AnyOf(priced_within)) {
+      last = kPricedOut;
+      continue;
+    }
+    if (any && !delta.empty()) {
+      any = false;
+      types.ForEach([&](size_t i) {
+        if (cloudprovider::RequirementsIntersect(types_[i].type->requirements(), delta)) {
+          any = true;
+        } else {
+          types.Reset(i);
+        }
+      });
+      if (any && guard && !types.AnyOf(priced_within)) {
+        last = kPricedOut;
+        continue;
+      }
+    }
     if (!any) {
       last = absl::ResourceExhaustedError("no instance type fits");
       continue;
@@ -1903,6 +1950,7 @@ absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
     }
     // Commit.
     if (reqs_changed) claim.reqs = std::move(reqs);
+    if (claim.pairs != pairs) claim.price = -1;
     claim.pairs = pairs;
     if (!(types == claim.types)) SetTypes(claim, std::move(types));
     claim.used = std::move(used);
@@ -1948,7 +1996,11 @@ absl::Status SolverImpl::TryNewClaim(int vi, int pi) {
   claim.ports = pool.ds_ports;
   claims_.push_back(std::move(claim));
   bool permanent = true;
+  // A claim of its own is what the price guard compares with: no guard here.
+  const bool guard = price_guard_;
+  price_guard_ = false;
   absl::Status s = TryClaim(vi, claims_.size() - 1, &permanent);
+  price_guard_ = guard;
   if (!s.ok()) {
     claims_.pop_back();
     return s;
@@ -2040,6 +2092,7 @@ bool SolverImpl::Place(const Pod* pod, int vi, std::vector<std::string>* reasons
         RecordPlacement(classes_[cls], nullptr, &claims_[ci]);
         return true;
       }
+      if (s.code() == absl::StatusCode::kAborted) variants_[vi].priced_out.push_back(ci);
       if (variants_[vi].claim_cursor == ci) {
         ++variants_[vi].claim_cursor;
         if (!permanent) variants_[vi].retry_claims.push_back(ci);
@@ -2064,8 +2117,36 @@ bool SolverImpl::Place(const Pod* pod, int vi, std::vector<std::string>* reasons
       reasons->push_back(absl::StrCat("nodepool \"", pools_[pi].t->name, "\": ", s.message()));
     }
   }
+  // (d) no new NodeClaim was possible (limits): the claims the price guard refused, unguarded.
+  if (!variants_[vi].priced_out.empty()) {
+    price_guard_ = false;
+    bool placed = false;
+    for (size_t ci : variants_[vi].priced_out) {
+      bool permanent = true;
+      if (TryClaim(vi, ci, &permanent).ok()) {
+        claims_[ci].pods.push_back(pod);
+        RecordPlacement(classes_[cls], nullptr, &claims_[ci]);
+        placed = true;
+        break;
+      }
+    }
+    price_guard_ = true;
+    if (placed) return true;
+  }
   if (reasons != nullptr && pools_.empty()) reasons->push_back("no nodepools found");
   return false;
+}
+
+double SolverImpl::ClaimPrice(const TypeSet& types, const PairMask& pairs) const {
+  double best = kInfPrice;
+  types.ForEach([&](size_t t) { best = std::min(best, TypePrice(t, pairs, nullptr)); });
+  return best;
+}
+
+double SolverImpl::AlonePrice(int vi, int pi) {
+  PoolFit& fit = variants_[vi].pool_fit[pi];
+  if (fit.alone_price < 0) fit.alone_price = ClaimPrice(fit.types, fit.pairs);
+  return fit.alone_price;
 }
 
 double SolverImpl::TypePrice(size_t t, const PairMask& pairs, int* pair) const {
@@ -2680,7 +2761,10 @@ Plan SolverImpl::PlaceAll() {
               return PodKey(*a.pod) < PodKey(*b.pod);
             });
   if (in_.options.lower_bound) {
+    const auto start = std::chrono::steady_clock::now();
     ComputeLowerBound(plan);
+    plan.lower_bound_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     for (size_t i = 0; i < nodes_.size(); ++i) nodes_[i].used = used_after[i];
   }
   return plan;
@@ -2936,6 +3020,7 @@ std::optional<absl::StatusOr<Plan>> PreparedSolverImpl::Simulate(
   for (auto& v : s.variants_) {
     v.claim_cursor = 0;
     v.retry_claims.clear();
+    v.priced_out.clear();
   }
   std::vector<std::pair<std::optional<Amounts>, std::optional<int64_t>>> limits;
   limits.reserve(s.pools_.size());
@@ -3138,6 +3223,7 @@ absl::StatusOr<Plan> Solve(const Input& input) {
   capped_input.options.lower_bound = false;
   const std::optional<double> bound = plan->lower_bound;
   const std::string bound_error = plan->lower_bound_error;
+  const double bound_seconds = plan->lower_bound_seconds;
   for (const auto* cap : caps) {
     // A cap that admits every type the plan launches admits every intermediate state of every
     // NodeClaim too (pods are only added), so it would repeat the packing (up to zone choices).
@@ -3164,6 +3250,7 @@ absl::StatusOr<Plan> Solve(const Input& input) {
   }
   plan->lower_bound = bound;
   plan->lower_bound_error = bound_error;
+  plan->lower_bound_seconds = bound_seconds;
   return plan;
 }
 

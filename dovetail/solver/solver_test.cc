@@ -54,6 +54,25 @@ InstanceTypePtr Type(const std::string& name, int cpu, int mem_gi, double price,
                                         std::move(capacity), InstanceTypeOverhead{});
 }
 
+// 8 vCPU, 32 GiB: $1.00/h on demand, $0.30/h spot, in one zone.
+InstanceTypePtr BigSpotBargain() {
+  Requirements reqs;
+  reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelInstanceType), {"big"}));
+  reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelArch), {"amd64"}));
+  reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelOS), {"linux"}));
+  reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelTopologyZone), {"zone-a"}));
+  reqs.Add(
+      scheduling::Requirement::In(std::string(v1::kCapacityTypeLabelKey), {"on-demand", "spot"}));
+  ResourceList capacity{{"cpu", Quantity::FromUnits(8)},
+                        {"memory", Quantity::FromUnits(int64_t{32} << 30)},
+                        {"pods", Quantity::FromUnits(110)}};
+  return std::make_shared<InstanceType>(
+      "big", std::move(reqs),
+      Offerings({Offering::Make("on-demand", "zone-a", "", 1.0, true),
+                 Offering::Make("spot", "zone-a", "", 0.3, true)}),
+      std::move(capacity), InstanceTypeOverhead{});
+}
+
 std::vector<InstanceTypePtr> SmallCatalog() {
   return {Type("small", 2, 4, 0.10), Type("medium", 4, 8, 0.20), Type("large", 8, 16, 0.40),
           Type("xlarge", 16, 32, 0.80)};
@@ -170,6 +189,37 @@ TEST_F(SolverTest, HonoursZoneNodeSelector) {
   ASSERT_EQ(plan.node_claims.size(), 1u);
   EXPECT_EQ(plan.node_claims[0].zone, "zone-b");
   EXPECT_EQ(plan.node_claims[0].labels.at("topology.kubernetes.io/zone"), "zone-b");
+}
+
+// A small pod that needs on-demand would turn a spot NodeClaim holding a large pod into an
+// on-demand one (+$0.70/h); a node of its own costs $0.10/h.
+TEST_F(SolverTest, OnDemandPodDoesNotPullASpotNodeClaimToOnDemand) {
+  in_.pools.push_back(Pool("default", {Type("small", 2, 4, 0.1), BigSpotBargain()}));
+  AddPods(1, "6", "24Gi");
+  AddPods(1, "500m", "512Mi", {}, [](Pod& p) {
+    p.spec.node_selector = {{"karpenter.sh/capacity-type", "on-demand"}};
+  });
+  Plan plan = MustSolve();
+  ASSERT_EQ(plan.node_claims.size(), 2u);
+  EXPECT_TRUE(plan.unschedulable.empty());
+  EXPECT_NEAR(plan.total_price, 0.3 + 0.1, 1e-9);
+  EXPECT_EQ(plan.node_claims[0].capacity_type, "spot");
+  EXPECT_EQ(plan.node_claims[1].capacity_type, "on-demand");
+}
+
+// When the pool's limits leave no room for a node of its own, the pod still joins the claim.
+TEST_F(SolverTest, PriceGuardGivesWayWhenLimitsAllowNoNewNodeClaim) {
+  in_.pools.push_back(Pool("default", {BigSpotBargain()}));
+  in_.pools.back().remaining_limits = ResourceList{{"cpu", Q("8")}};
+  AddPods(1, "6", "24Gi");
+  AddPods(1, "500m", "512Mi", {}, [](Pod& p) {
+    p.spec.node_selector = {{"karpenter.sh/capacity-type", "on-demand"}};
+  });
+  Plan plan = MustSolve();
+  ASSERT_EQ(plan.node_claims.size(), 1u);
+  EXPECT_TRUE(plan.unschedulable.empty());
+  EXPECT_EQ(plan.node_claims[0].capacity_type, "on-demand");
+  EXPECT_EQ(plan.node_claims[0].pods.size(), 2u);
 }
 
 TEST_F(SolverTest, UntoleratedPoolTaintMakesPodUnschedulable) {

@@ -88,6 +88,19 @@ class TypeSet {
     }
   }
 
+  // True when pred(index) holds for some member; stops at the first, in ascending order.
+  template <typename F>
+  bool AnyOf(F&& pred) const {
+    for (size_t i = 0; i < words_.size(); ++i) {
+      uint64_t w = words_[i];
+      while (w != 0) {
+        if (pred(i * 64 + static_cast<size_t>(std::countr_zero(w)))) return true;
+        w &= w - 1;
+      }
+    }
+    return false;
+  }
+
   friend bool operator==(const TypeSet& a, const TypeSet& b) {
     return a.size_ == b.size_ && a.words_ == b.words_;
   }
