@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build release asan k8s test test-unit test-integration test-e2e test-asan demo bench bench-e2e bench-upstream format lint clean
+.PHONY: all deps build release asan k8s test test-unit test-integration test-e2e test-asan demo bench bench-e2e bench-upstream bench-compare format lint clean
 
 all: build
 
@@ -64,6 +64,17 @@ DOVETAIL_BIN ?= build/release/dovetail/cli/dovetail
 bench-upstream:
 	@bench/upstream/run-upstream-bench build/bench-upstream/upstream-scheduling.txt
 	@bench/upstream/compare.py $(DOVETAIL_BIN) --json build/bench-upstream/compare.json
+
+# Issue 9's whole comparison in one run (up to an hour; bench/upstream/README.md): the frozen
+# fixtures on both schedulers, upstream's kwok build against `dovetail controller` on the local
+# cluster (1,000 and 5,000 pods, then a 30% scale-in), and the generated section and plots of
+# docs/benchmarks.md. Plots need matplotlib, installed into .cache/bench-venv from PyPI.
+BENCH_VENV := .cache/bench-venv
+bench-compare: release k8s
+	@test -x $(BENCH_VENV)/bin/python || python3 -m venv $(BENCH_VENV)
+	@$(BENCH_VENV)/bin/python -c "import matplotlib" 2>/dev/null || \
+		$(BENCH_VENV)/bin/pip install -q --disable-pip-version-check "matplotlib==3.10.9"
+	@$(BENCH_VENV)/bin/python bench/upstream/bench_compare.py --dovetail $(DOVETAIL_BIN)
 
 format:
 	@git ls-files '*.h' '*.cc' | xargs clang-format -i
