@@ -243,6 +243,12 @@ def plots(results, doc_dir):
     for side, label, marker in (("dovetail", "Dovetail", "o"), ("upstream", "upstream Karpenter", "s")):
         xs, ys = series(side, "podsPerSecond")
         ax.plot(xs, ys, marker=marker, label=label)
+    stopped = [(r["pods"], r["pods"] / r["upstream"]["wallSeconds"]) for r in diverse
+               if "timeout" in r["upstream"].get("error", "")]
+    if stopped:
+        ax.plot([p for p, _ in stopped], [v for _, v in stopped], marker="v", linestyle="none",
+                markerfacecolor="none", color="tab:orange",
+                label="upstream stopped at the time limit (its rate is below)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("pods (diverse mix, AWS catalog of 1,345 types)")
@@ -291,7 +297,7 @@ def section(results, plot_paths, doc_path):
         BEGIN,
         "",
         "One run of `make bench-compare`, %s, on %s (%d cores, %s; load average %s at the start). "
-        "Dovetail %s; upstream Karpenter %s. D = Dovetail, U = upstream; ratios are D/U, so a "
+        "`%s`; upstream Karpenter `%s`. D = Dovetail, U = upstream; ratios are D/U, so a "
         "speed above 1 means Dovetail is faster and a cost or RSS below 1 means Dovetail is "
         "cheaper or lighter." % (
             results["date"], m["host"], m["cores"], m["kernel"], m["load"],
