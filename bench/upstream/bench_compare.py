@@ -194,15 +194,20 @@ def e2e_table(e2e):
     sizes = sorted({n for _, n in runs})
     metrics = [
         ("seconds until all pods Running", "scale_out", "seconds_to_running", ".1f"),
+        ("… of which after the last pod was created", "scale_out",
+         "seconds_running_after_last_pod_created", ".1f"),
         ("nodes launched (NodeClaims)", "scale_out", "node_claims_launched", "d"),
         ("cost per hour after scale-out ($)", "scale_out", "cost_per_hour", ".3f"),
         ("controller CPU seconds (scale-out)", "scale_out", "controller_cpu_seconds", ".1f"),
         ("controller peak RSS MiB (scale-out)", "scale_out", "controller_peak_rss_mb", ".1f"),
+        ("cost per hour before the scale-in ($)", "before_scale_in", "cost_per_hour", ".3f"),
+        ("nodes before the scale-in", "before_scale_in", "nodes", "d"),
         ("seconds until consolidation settles", "scale_in", "seconds_to_settle", ".1f"),
         ("NodeClaims removed", "scale_in", "node_claims_removed", "d"),
         ("NodeClaims created by consolidation", "scale_in", "node_claims_created", "d"),
         ("pods evicted", "scale_in", "pods_evicted", "d"),
         ("cost per hour after scale-in ($)", "scale_in", "cost_per_hour", ".3f"),
+        ("nodes after scale-in", "scale_in", "nodes", "d"),
         ("controller CPU seconds (whole run)", "scale_in", "controller_cpu_seconds", ".1f"),
         ("controller peak RSS MiB (whole run)", "scale_in", "controller_peak_rss_mb", ".1f"),
     ]
