@@ -69,12 +69,13 @@ bench-upstream:
 # fixtures on both schedulers, upstream's kwok build against `dovetail controller` on the local
 # cluster (1,000 and 5,000 pods, then a 30% scale-in), and the generated section and plots of
 # docs/benchmarks.md. Plots need matplotlib, installed into .cache/bench-venv from PyPI.
+# BENCH_COMPARE_ARGS passes options through (e.g. "--fixtures diverse-1000 --e2e-pods 1000").
 BENCH_VENV := .cache/bench-venv
 bench-compare: release k8s
 	@test -x $(BENCH_VENV)/bin/python || python3 -m venv $(BENCH_VENV)
 	@$(BENCH_VENV)/bin/python -c "import matplotlib" 2>/dev/null || \
 		$(BENCH_VENV)/bin/pip install -q --disable-pip-version-check "matplotlib==3.10.9"
-	@$(BENCH_VENV)/bin/python bench/upstream/bench_compare.py --dovetail $(DOVETAIL_BIN)
+	@$(BENCH_VENV)/bin/python bench/upstream/bench_compare.py --dovetail $(DOVETAIL_BIN) $(BENCH_COMPARE_ARGS)
 
 format:
 	@git ls-files '*.h' '*.cc' | xargs clang-format -i
