@@ -70,6 +70,21 @@ def run_measured(cmd, out_path, timeout, env=None):
     return proc.returncode, wall, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime
 
 
+def measured_side(cmd, out, timeout, env=None):
+    """Runs one side; returns (its result dict with time, CPU, RSS and any error, its JSON or
+    None)."""
+    code, wall, rss, cpu = run_measured(cmd, out, timeout, env)
+    side = {"wallSeconds": round(wall, 3), "cpuSeconds": round(cpu, 3), "peakRssMiB": rss / 2**20}
+    if code is None:
+        side["error"] = "timeout after %d s" % timeout
+    elif code != 0:
+        side["error"] = "exit %d" % code
+    else:
+        with open(out) as f:
+            return side, json.load(f)
+    return side, None
+
+
 def count_pods(fixture_dir):
     with open(os.path.join(fixture_dir, "pods.yaml")) as f:
         return sum(1 for line in f if line.startswith("kind: Pod"))
@@ -85,17 +100,10 @@ def run_fixture(name, fixtures, args, fixture_bench):
     out = os.path.join(args.out, "dovetail-%s.json" % name)
     timeout = args.timeout or TIMEOUTS.get(name, DEFAULT_TIMEOUT)
     row["timeout"] = timeout
-    code, wall, rss, cpu = run_measured(
+    d, plan = measured_side(
         [args.dovetail, "simulate", "-f", fixture, "--catalog", catalog, "-o", "json"], out,
         timeout)
-    d = {"wallSeconds": round(wall, 3), "cpuSeconds": round(cpu, 3), "peakRssMiB": rss / 2**20}
-    if code is None:
-        d["error"] = "timeout after %d s" % timeout
-    elif code != 0:
-        d["error"] = "exit %d" % code
-    else:
-        with open(out) as f:
-            plan = json.load(f)
+    if plan is not None:
         bound_s = plan.get("lowerBoundSeconds", 0.0)
         plan_s = plan["solveSeconds"] - bound_s
         d.update({
@@ -113,16 +121,8 @@ def run_fixture(name, fixtures, args, fixture_bench):
     out = os.path.join(args.out, "upstream-%s.json" % name)
     env = dict(os.environ)
     env.setdefault("GOMAXPROCS", "1")
-    code, wall, rss, cpu = run_measured([fixture_bench, "-f", fixture, "--catalog", catalog], out,
-                                        timeout, env)
-    u = {"wallSeconds": round(wall, 3), "cpuSeconds": round(cpu, 3), "peakRssMiB": rss / 2**20}
-    if code is None:
-        u["error"] = "timeout after %d s" % timeout
-    elif code != 0:
-        u["error"] = "exit %d" % code
-    else:
-        with open(out) as f:
-            up = json.load(f)
+    u, up = measured_side([fixture_bench, "-f", fixture, "--catalog", catalog], out, timeout, env)
+    if up is not None:
         u.update({
             "scheduled": up["podsScheduled"],
             "nodeClaims": up["nodeClaims"],

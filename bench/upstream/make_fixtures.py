@@ -127,15 +127,10 @@ def diverse_pods(n, seed):
         mem = rng.choice(MEMORY_CHOICES)
         labels = {"app": app}
         spec_extra = ""
-        if fifth == 1 or fifth == 2:
-            key = "topology.kubernetes.io/zone" if fifth == 1 else "kubernetes.io/hostname"
-            spec_extra = ("  topologySpreadConstraints:\n"
-                          "    - maxSkew: 1\n"
-                          "      topologyKey: %s\n"
-                          "      whenUnsatisfiable: DoNotSchedule\n"
-                          "      labelSelector:\n"
-                          "        matchLabels:\n"
-                          "          app: %s\n") % (key, app)
+        if fifth == 1:
+            spec_extra = spread("topology.kubernetes.io/zone", app)
+        elif fifth == 2:
+            spec_extra = spread("kubernetes.io/hostname", app)
         elif fifth == 3:
             group = "group-%d" % rng.randrange(AFFINITY_LABEL_VALUES)
             labels["affinity-group"] = group
@@ -147,26 +142,8 @@ def diverse_pods(n, seed):
                           "            matchLabels:\n"
                           "              affinity-group: %s\n") % group
         elif fifth == 4:
-            spec_extra = ("  affinity:\n"
-                          "    podAntiAffinity:\n"
-                          "      requiredDuringSchedulingIgnoredDuringExecution:\n"
-                          "        - topologyKey: kubernetes.io/hostname\n"
-                          "          labelSelector:\n"
-                          "            matchLabels:\n"
-                          "              app: %s\n") % app
-        label_text = "".join("    %s: %s\n" % (k, v) for k, v in sorted(labels.items()))
-        docs.append(
-            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: diverse-%05d\n  namespace: default\n"
-            "  labels:\n%s"
-            "spec:\n"
-            "  containers:\n"
-            "    - name: app\n"
-            "      image: registry.k8s.io/pause:3.10\n"
-            "      resources:\n"
-            "        requests:\n"
-            "          cpu: %dm\n"
-            "          memory: %dMi\n"
-            "%s" % (i, label_text, cpu, mem, spec_extra))
+            spec_extra = anti_affinity(app)
+        docs.append(pod_doc("diverse-%05d" % i, labels, cpu, mem, spec_extra))
     return "---\n".join(docs)
 
 
