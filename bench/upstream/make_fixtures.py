@@ -194,6 +194,16 @@ def node_selector(pairs):
     return "  nodeSelector:\n" + "".join("    %s: %s\n" % kv for kv in pairs)
 
 
+def pinned_to_tainted_pool(key, value):
+    """A nodeSelector on the pool's label key=value and a toleration of its taint key=value."""
+    return node_selector([(key, value)]) + (
+        "  tolerations:\n"
+        "    - key: %s\n"
+        "      operator: Equal\n"
+        "      value: %s\n"
+        "      effect: NoSchedule\n") % (key, value)
+
+
 def write_fixture(out_dir, nodepools, pods):
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "nodepool.yaml"), "w") as f:
@@ -277,12 +287,7 @@ def write_mixed(out_dir, n, seed):
             extra = node_selector([("topology.kubernetes.io/zone", rng.choice(ZONES))])
         elif kind == 14:  # memory-heavy, on the tainted memory pool
             mem = rng.choice([16384, 32768, 65536])
-            extra = (node_selector([("workload", "memory")]) +
-                     "  tolerations:\n"
-                     "    - key: workload\n"
-                     "      operator: Equal\n"
-                     "      value: memory\n"
-                     "      effect: NoSchedule\n")
+            extra = pinned_to_tainted_pool("workload", "memory")
         for r in range(min(100, n - d * 100)):
             pods.append(pod_doc("%s-%03d" % (app, r), {"app": app}, cpu, mem, extra))
     write_fixture(out_dir, MIXED_NODEPOOLS, pods)
@@ -335,12 +340,7 @@ def write_nodepools(out_dir, pools, seed, pods_per_pool=50):
             categories=", ".join('"%s"' % c for c in category_sets[t % len(category_sets)]),
             capacity=", ".join('"%s"' % c for c in capacity_sets[t % len(capacity_sets)]),
             generation=4 + t % 3))
-        extra = (node_selector([("team", team)]) +
-                 "  tolerations:\n"
-                 "    - key: team\n"
-                 "      operator: Equal\n"
-                 "      value: %s\n"
-                 "      effect: NoSchedule\n") % team
+        extra = pinned_to_tainted_pool("team", team)
         if t % 4 == 0:
             extra += spread("topology.kubernetes.io/zone", team)
         cpu, mem = rng.choice(CPU_CHOICES), rng.choice(MEMORY_CHOICES)
