@@ -1911,13 +1911,8 @@ absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
         if (before == nullptr || !(*before == r)) delta.Add(r);
       }
     }
-    bool any = false;
-    types.ForEach([&](size_t i) {
-      if (FitsIn(used, pool.effective[i]) && (types_[i].available & pairs).any()) {
-        any = true;
-      } else {
-        types.Reset(i);
-      }
+    bool any = types.RetainIf([&](size_t i) {
+      return FitsIn(used, pool.effective[i]) && (types_[i].available & pairs).any();
     });
     // The guard again on the types with room, then the (costlier) label check, then the guard
     // on what is left.
@@ -1926,13 +1921,8 @@ absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
       continue;
     }
     if (any && !delta.empty()) {
-      any = false;
-      types.ForEach([&](size_t i) {
-        if (cloudprovider::RequirementsIntersect(types_[i].type->requirements(), delta)) {
-          any = true;
-        } else {
-          types.Reset(i);
-        }
+      any = types.RetainIf([&](size_t i) {
+        return cloudprovider::RequirementsIntersect(types_[i].type->requirements(), delta);
       });
       if (any && guard && !types.AnyOf(priced_within)) {
         last = kPricedOut;

@@ -101,6 +101,25 @@ class TypeSet {
     return false;
   }
 
+  // Keeps the members for which keep(index) holds; returns whether any is left.
+  template <typename F>
+  bool RetainIf(F&& keep) {
+    bool any = false;
+    for (size_t i = 0; i < words_.size(); ++i) {
+      uint64_t w = words_[i];
+      while (w != 0) {
+        const uint64_t bit = w & -w;
+        if (keep(i * 64 + static_cast<size_t>(std::countr_zero(w)))) {
+          any = true;
+        } else {
+          words_[i] &= ~bit;
+        }
+        w &= w - 1;
+      }
+    }
+    return any;
+  }
+
   friend bool operator==(const TypeSet& a, const TypeSet& b) {
     return a.size_ == b.size_ && a.words_ == b.words_;
   }
