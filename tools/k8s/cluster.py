@@ -681,6 +681,11 @@ def cmd_down(args) -> int:
         cluster.save_state()
     if n:
         log(f"stopped {n} process group(s) in {directory}")
+    # etcd's data (its WAL preallocates 64 MB) is useless once the cluster is down and `up` wipes
+    # it anyway; the logs stay for post-mortems. A test run leaves one directory per fixture.
+    etcd_dir = directory / "etcd"
+    if not args.keep_data and etcd_dir.is_dir() and not etcd_dir.is_symlink():
+        shutil.rmtree(etcd_dir, ignore_errors=True)
     return 0
 
 
@@ -732,6 +737,7 @@ def main(argv: list[str] | None = None) -> int:
     down = sub.add_parser("down", help="stop the control plane in DIR (idempotent)")
     down.add_argument("--dir", required=True)
     down.add_argument("--grace", type=float, default=15.0, help="seconds between SIGTERM and SIGKILL")
+    down.add_argument("--keep-data", action="store_true", help="keep etcd's data directory")
     down.set_defaults(func=cmd_down)
     env = sub.add_parser("env", help="print shell exports (KUBECONFIG, ...)")
     env.add_argument("--dir", required=True)
