@@ -332,9 +332,12 @@ TEST_F(NodeClaimDisruptionIntegrationTest, ExpiredNodeClaimIsDeleted) {
   })) << result.status();
   ASSERT_TRUE(result->requeue_after.has_value());
   EXPECT_GT(*result->requeue_after, absl::Minutes(110));
-  EXPECT_TRUE(GetClaim(claim).has_value());
+  std::optional<v1::NodeClaim> created = GetClaim(claim);
+  ASSERT_TRUE(created.has_value() && created->metadata.creation_timestamp.has_value());
 
-  clock_.Advance(absl::Hours(2));
+  // Exactly expireAfter past the creation timestamp: the fake clock was set when the fixture
+  // started, which may be a second or more before the API server stamped the NodeClaim.
+  clock_.Set(*created->metadata.creation_timestamp + absl::Hours(2));
   ASSERT_TRUE(WaitFor([&] {
     (void)expiration_->Reconcile(claim);
     return !GetClaim(claim).has_value();
