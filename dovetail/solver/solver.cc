@@ -5,6 +5,7 @@
 #include <bitset>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -2232,14 +2233,48 @@ void SolverImpl::SplitClaims() {
       compatible.Set(t);
       price[t] = pr;
     });
-    // Packs `items` (largest cpu first, then memory) first-fit onto nodes of the cheapest type for
-    // them, trying types in order of their price floor; returns the cost and the bins.
     struct Packing {
       double cost = kInfPrice;
       std::vector<std::vector<size_t>> bins;
       std::vector<Amounts> used;
     };
-    auto pack = [&](std::vector<size_t> items, double budget) {
+    // A cheaper packing wins; at the same cost (to a millionth of a cent), the one with fewer
+    // nodes. A packing without bins is no packing: only a budget to stay within.
+    auto better = [](const Packing& a, const Packing& b) {
+      if (a.bins.empty()) return false;
+      if (b.bins.empty()) return a.cost <= b.cost + 1e-8;
+      if (a.cost < b.cost - 1e-8) return true;
+      return a.cost <= b.cost + 1e-8 && a.bins.size() < b.bins.size();
+    };
+    // Packs `items`, sorted largest first, first fit onto nodes of type `t`; gives up (no bins)
+    // past `max_bins` nodes.
+    constexpr size_t kOpen = 16;  // first fit over the most recent bins only
+    auto pack_on = [&](const std::vector<size_t>& items, size_t t, size_t max_bins) {
+      const Amounts& room = pool.effective[t];
+      Packing p;
+      for (size_t i : items) {
+        size_t b = p.bins.size() > kOpen ? p.bins.size() - kOpen : 0;
+        while (b < p.bins.size() && !Fits(p.used[b], *requests[i], room)) ++b;
+        if (b == p.bins.size()) {
+          if (p.bins.size() + 1 > max_bins) return Packing{};
+          p.bins.emplace_back();
+          p.used.emplace_back(res_.size(), 0);
+        }
+        p.bins[b].push_back(i);
+        AddTo(p.used[b], *requests[i]);
+      }
+      p.cost = static_cast<double>(p.bins.size()) * price[t];
+      return p;
+    };
+    // Packs `items` (largest cpu first, then memory) for less than `budget`: every node of the one
+    // type that comes cheapest, trying types in order of their price floor; and, while `depth` > 0,
+    // "bulk and tail": most nodes of a type that is cheap per unit of what the pods need, with the
+    // pods of its least-filled one or two nodes packed again (recursively) onto whatever suits the
+    // remainder, so 223 small pods can go on one large node plus two small ones rather than on 15
+    // mid-sized ones or two large ones. Returns the cost and the bins (no bins: nothing under
+    // budget).
+    std::function<Packing(std::vector<size_t>, double, int)> pack = [&](std::vector<size_t> items,
+                                                                        double budget, int depth) {
       Packing best;
       best.cost = budget;
       if (items.empty()) {
@@ -2258,50 +2293,89 @@ void SolverImpl::SplitClaims() {
           largest[d] = std::max(largest[d], (*requests[i])[d]);
         }
       }
-      std::vector<std::pair<double, size_t>> order;
+      struct Floor {
+        double whole;  // whole nodes of the type
+        double part;   // fractional nodes: what the capacity the pods need costs on it
+        size_t t;
+      };
+      std::vector<Floor> order;
       compatible.ForEach([&](size_t t) {
         const Amounts& room = pool.effective[t];
         if (!FitsIn(largest, room)) return;
-        double nodes = 1;
+        double nodes = 0;
         for (size_t d = 0; d < room.size(); ++d) {
           if (need[d] > 0) {
-            nodes = std::max(
-                nodes, std::ceil(static_cast<double>(need[d]) / static_cast<double>(room[d])));
+            nodes = std::max(nodes, static_cast<double>(need[d]) / static_cast<double>(room[d]));
           }
         }
-        order.emplace_back(nodes * price[t], t);
+        order.push_back({std::max(1.0, std::ceil(nodes)) * price[t], nodes * price[t], t});
       });
-      std::sort(order.begin(), order.end());
-      constexpr size_t kOpen = 16;  // first fit over the most recent bins only
-      for (const auto& [floor, t] : order) {
-        if (floor >= best.cost) break;
+      std::sort(order.begin(), order.end(), [](const Floor& a, const Floor& b) {
+        return a.whole != b.whole ? a.whole < b.whole : a.t < b.t;
+      });
+      for (const Floor& f : order) {
+        if (f.whole >= best.cost + 1e-8) break;
+        Packing p = pack_on(items, f.t, static_cast<size_t>(best.cost / price[f.t]) + 1);
+        if (!p.bins.empty() && better(p, best)) best = std::move(p);
+      }
+      if (depth <= 0) return best;
+      constexpr int kBulkTypes = 4;
+      std::sort(order.begin(), order.end(), [](const Floor& a, const Floor& b) {
+        return a.part != b.part ? a.part < b.part : a.t < b.t;
+      });
+      int tried = 0;
+      for (const Floor& f : order) {
+        if (f.part >= best.cost + 1e-8 || tried == kBulkTypes) break;
+        if (f.whole < 2 * price[f.t]) continue;  // all on one node: the loop above had it
+        ++tried;
+        const size_t t = f.t;
+        Packing p = pack_on(items, t, static_cast<size_t>(best.cost / price[t]) + 2);
+        if (p.bins.size() < 2) continue;  // one node: the loop above had it
+        // Least filled last (fill: the largest share of the node any resource takes).
         const Amounts& room = pool.effective[t];
-        const size_t max_bins = static_cast<size_t>(best.cost / price[t]) + 1;
-        Packing p;
-        bool ok = true;
-        for (size_t i : items) {
-          size_t b = p.bins.size() > kOpen ? p.bins.size() - kOpen : 0;
-          while (b < p.bins.size() && !Fits(p.used[b], *requests[i], room)) ++b;
-          if (b == p.bins.size()) {
-            if (p.bins.size() + 1 > max_bins) {
-              ok = false;
-              break;
+        std::vector<double> fill(p.bins.size(), 0);
+        for (size_t b = 0; b < p.bins.size(); ++b) {
+          for (size_t d = 0; d < room.size(); ++d) {
+            if (room[d] > 0) {
+              fill[b] = std::max(fill[b],
+                                 static_cast<double>(p.used[b][d]) / static_cast<double>(room[d]));
             }
-            p.bins.emplace_back();
-            p.used.emplace_back(res_.size(), 0);
           }
-          p.bins[b].push_back(i);
-          AddTo(p.used[b], *requests[i]);
         }
-        p.cost = static_cast<double>(p.bins.size()) * price[t];
-        if (ok && p.cost < best.cost) best = std::move(p);
+        std::vector<size_t> by_fill(p.bins.size());
+        std::iota(by_fill.begin(), by_fill.end(), 0);
+        std::stable_sort(by_fill.begin(), by_fill.end(),
+                         [&](size_t a, size_t b) { return fill[a] > fill[b]; });
+        for (size_t j = 1; j <= 2 && j < p.bins.size(); ++j) {
+          const size_t kept = p.bins.size() - j;
+          const double bulk = static_cast<double>(kept) * price[t];
+          if (bulk >= best.cost) break;
+          std::vector<size_t> tail;
+          for (size_t k = kept; k < by_fill.size(); ++k) {
+            const auto& bin = p.bins[by_fill[k]];
+            tail.insert(tail.end(), bin.begin(), bin.end());
+          }
+          Packing rest = pack(std::move(tail), best.cost - bulk, depth - 1);
+          if (rest.bins.empty()) continue;
+          Packing mixed;
+          mixed.cost = bulk + rest.cost;
+          for (size_t k = 0; k < kept; ++k) {
+            mixed.bins.push_back(p.bins[by_fill[k]]);
+            mixed.used.push_back(p.used[by_fill[k]]);
+          }
+          for (auto& b : rest.bins) mixed.bins.push_back(std::move(b));
+          for (auto& u : rest.used) mixed.used.push_back(std::move(u));
+          if (better(mixed, best)) best = std::move(mixed);
+        }
       }
       return best;
     };
-    const double budget = g.price * (1 - 1e-6);
+    // Up to the group's cost: a re-packing is kept when it is cheaper, or as cheap on fewer nodes.
+    const double budget = g.price + 1e-8;
     std::vector<size_t> all(pods.size());
     std::iota(all.begin(), all.end(), 0);
-    Packing together = pack(all, budget);
+    constexpr int kTailDepth = 2;
+    Packing together = pack(all, budget, kTailDepth);
     // Pods by shape (memory per cpu, rounded to a power of two GiB per vCPU), each shape on the
     // type that suits it best.
     std::map<int, std::vector<size_t>> shapes;
@@ -2317,7 +2391,7 @@ void SolverImpl::SplitClaims() {
     if (shapes.size() > 1) {
       by_shape.cost = 0;
       for (auto& [shape, items] : shapes) {
-        Packing p = pack(items, std::min(budget, together.cost) - by_shape.cost);
+        Packing p = pack(items, std::min(budget, together.cost) - by_shape.cost, kTailDepth);
         if (p.bins.empty()) {
           by_shape.cost = kInfPrice;
           break;
@@ -2327,8 +2401,9 @@ void SolverImpl::SplitClaims() {
         for (auto& u : p.used) by_shape.used.push_back(std::move(u));
       }
     }
-    Packing* best = together.cost <= by_shape.cost ? &together : &by_shape;
-    if (best->bins.empty() || best->cost >= budget) continue;
+    Packing* best = better(by_shape, together) ? &by_shape : &together;
+    if (best->bins.empty()) continue;
+    if (best->cost >= g.price * (1 - 1e-6) && best->bins.size() >= g.claims.size()) continue;
     for (size_t b = 0; b < best->bins.size(); ++b) {
       Claim part;
       part.pool = rep.pool;

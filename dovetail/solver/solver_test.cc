@@ -1,6 +1,7 @@
 #include "dovetail/solver/solver.h"
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -308,6 +309,55 @@ TEST_F(SolverTest, RepackingPutsEachPodShapeOnTheTypeThatSuitsIt) {
   for (const auto& c : plan.node_claims) ++by_type[c.instance_type];
   EXPECT_EQ(by_type["cpu8"], 2);
   EXPECT_EQ(by_type["mem16"], 2);
+  ASSERT_TRUE(plan.lower_bound.has_value());
+  EXPECT_LE(*plan.lower_bound, plan.total_price + 1e-9);
+}
+
+TEST_F(SolverTest, RepackingPutsTheBulkOnALargeTypeAndTheRemainderOnSmallOnes) {
+  // Prices linear in size and a fixed reservation per node (as kwok's catalog has): per pod, the
+  // largest node is cheapest, but 223 pods on one type either waste most of a second large node or
+  // need 15 mid-sized ones. One large node for the bulk and small ones for the rest beat every
+  // single-type packing, on fewer nodes.
+  std::vector<InstanceTypePtr> types;
+  for (int cpu : {2, 4, 8, 16, 48}) {
+    std::vector<Offering> offerings;
+    for (const char* z : {"zone-a", "zone-b", "zone-c"}) {
+      offerings.push_back(Offering::Make("on-demand", z, "", 0.02715 * cpu, true));
+    }
+    const std::string name = absl::StrCat("c-", cpu, "x");
+    Requirements reqs;
+    reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelInstanceType), {name}));
+    reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelArch), {"amd64"}));
+    reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelOS), {"linux"}));
+    reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelTopologyZone),
+                                         {"zone-a", "zone-b", "zone-c"}));
+    reqs.Add(scheduling::Requirement::In(std::string(v1::kCapacityTypeLabelKey), {"on-demand"}));
+    ResourceList capacity{{"cpu", Quantity::FromUnits(cpu)},
+                          {"memory", Quantity::FromUnits(int64_t{2 * cpu} << 30)},
+                          {"pods", Quantity::FromUnits(1000)}};
+    InstanceTypeOverhead overhead;
+    overhead.kube_reserved = {{"cpu", Q("200m")}, {"memory", Q("512Mi")}};
+    types.push_back(std::make_shared<InstanceType>(name, std::move(reqs),
+                                                   Offerings(std::move(offerings)),
+                                                   std::move(capacity), std::move(overhead)));
+  }
+  in_.pools.push_back(Pool("default", types));
+  constexpr int kPods = 223;
+  AddPods(kPods, "250m", "512Mi");
+  // The cheapest way to put every pod on nodes of one type.
+  double single_type = std::numeric_limits<double>::infinity();
+  for (int cpu : {2, 4, 8, 16, 48}) {
+    const int per_node = std::min((cpu * 1000 - 200) / 250, (2 * cpu * 1024 - 512) / 512);
+    single_type = std::min(single_type, 0.02715 * cpu * ((kPods + per_node - 1) / per_node));
+  }
+  Plan plan = MustSolve();
+  EXPECT_TRUE(plan.unschedulable.empty());
+  EXPECT_EQ(PodsOnClaims(plan), static_cast<size_t>(kPods));
+  EXPECT_LT(plan.total_price, single_type - 1e-6);
+  std::map<std::string, int> by_type;
+  for (const auto& c : plan.node_claims) ++by_type[c.instance_type];
+  EXPECT_EQ(by_type["c-48x"], 1) << plan.node_claims.size() << " NodeClaims";
+  EXPECT_LE(plan.node_claims.size(), 3u);
   ASSERT_TRUE(plan.lower_bound.has_value());
   EXPECT_LE(*plan.lower_bound, plan.total_price + 1e-9);
 }
