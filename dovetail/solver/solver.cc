@@ -2316,7 +2316,7 @@ void SolverImpl::SplitClaims() {
       for (const Floor& f : order) {
         if (f.whole >= best.cost + 1e-8) break;
         Packing p = pack_on(items, f.t, static_cast<size_t>(best.cost / price[f.t]) + 1);
-        if (!p.bins.empty() && better(p, best)) best = std::move(p);
+        if (better(p, best)) best = std::move(p);
       }
       if (depth <= 0) return best;
       constexpr int kBulkTypes = 4;
@@ -2330,7 +2330,7 @@ void SolverImpl::SplitClaims() {
         ++tried;
         const size_t t = f.t;
         Packing p = pack_on(items, t, static_cast<size_t>(best.cost / price[t]) + 2);
-        if (p.bins.size() < 2) continue;  // one node: the loop above had it
+        if (p.bins.size() < 2) continue;  // over budget, or one node after all
         // Least filled last (fill: the largest share of the node any resource takes).
         const Amounts& room = pool.effective[t];
         std::vector<double> fill(p.bins.size(), 0);
