@@ -9,10 +9,45 @@ function(dovetail_library name)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
 endfunction()
 
-# dovetail_unit_test(NAME SOURCES ... DEPS ...): a GoogleTest binary labelled `unit`.
+# dovetail_unit_test(NAME SOURCES ... DEPS ...): a GoogleTest binary labelled `unit`. With
+# DOVETAIL_BUILD_TESTS=OFF (the release preset) the target still exists, so a directory may set
+# its properties, but it is left out of `all` and of CTest.
 function(dovetail_unit_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
-  add_executable(${name} ${ARG_SOURCES})
+  if(DOVETAIL_BUILD_TESTS)
+    add_executable(${name} ${ARG_SOURCES})
+  else()
+    add_executable(${name} EXCLUDE_FROM_ALL ${ARG_SOURCES})
+  endif()
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
-  gtest_discover_tests(${name} TEST_PREFIX "${name}." PROPERTIES LABELS unit DISCOVERY_TIMEOUT 60)
+  if(DOVETAIL_BUILD_TESTS)
+    gtest_discover_tests(${name} TEST_PREFIX "${name}." PROPERTIES LABELS unit DISCOVERY_TIMEOUT 60)
+  endif()
+endfunction()
+
+# dovetail_targets_below(DIR OUT): every build-system target defined in DIR and below.
+function(dovetail_targets_below dir out)
+  get_property(targets DIRECTORY "${dir}" PROPERTY BUILDSYSTEM_TARGETS)
+  get_property(subdirs DIRECTORY "${dir}" PROPERTY SUBDIRECTORIES)
+  foreach(sub IN LISTS subdirs)
+    dovetail_targets_below("${sub}" sub_targets)
+    list(APPEND targets ${sub_targets})
+  endforeach()
+  set(${out} "${targets}" PARENT_SCOPE)
+endfunction()
+
+# dovetail_target_kind(TARGET OUT): `test` for a compiled target that links GoogleTest, `code`
+# for any other compiled target, empty for the rest (custom and interface targets).
+function(dovetail_target_kind t out)
+  get_target_property(type ${t} TYPE)
+  if(NOT type MATCHES "^(EXECUTABLE|STATIC_LIBRARY|SHARED_LIBRARY|OBJECT_LIBRARY)$")
+    set(${out} "" PARENT_SCOPE)
+    return()
+  endif()
+  get_target_property(libs ${t} LINK_LIBRARIES)
+  if(libs MATCHES "GTest::")
+    set(${out} test PARENT_SCOPE)
+  else()
+    set(${out} code PARENT_SCOPE)
+  endif()
 endfunction()

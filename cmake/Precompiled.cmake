@@ -1,0 +1,50 @@
+# Precompiled headers for the whole tree, applied after every target exists:
+#
+#   include(Precompiled)
+#   dovetail_precompile_all()      # at the end of the top-level CMakeLists.txt
+#
+# Two headers are compiled once each, cmake/pch/product.h (target dovetail_pch) and
+# cmake/pch/test.h (dovetail_test_pch, which adds gtest and gmock), and every C++ target of the
+# tree reuses one of them: the test one when it links GoogleTest, else the product one. Reusing
+# (REUSE_FROM) instead of one header per target saves compiling the same header ~80 times; it
+# needs the same compile options on both sides, which holds because the tree sets its options
+# globally (CMakeLists.txt). A target's own definitions (e.g. DOVETAIL_SOURCE_DIR) do not matter:
+# the headers do not use them. DOVETAIL_PCH=OFF turns it off (e.g. to check that every file
+# includes what it uses).
+
+include_guard(GLOBAL)
+
+option(DOVETAIL_PCH "Precompile the common third-party headers (cmake/pch/)" ON)
+
+# dovetail_precompile_all(): after every target exists (end of the top-level CMakeLists.txt).
+function(dovetail_precompile_all)
+  if(NOT DOVETAIL_PCH)
+    return()
+  endif()
+  set(pch_dir "${PROJECT_SOURCE_DIR}/cmake/pch")
+  add_library(dovetail_pch OBJECT EXCLUDE_FROM_ALL "${pch_dir}/empty.cc")
+  target_include_directories(dovetail_pch PRIVATE ${PROJECT_SOURCE_DIR})
+  target_link_libraries(dovetail_pch PRIVATE absl::status absl::statusor absl::strings
+                        absl::synchronization absl::time absl::flat_hash_map absl::flat_hash_set
+                        nlohmann_json::nlohmann_json)
+  target_precompile_headers(dovetail_pch PRIVATE "${pch_dir}/product.h")
+
+  add_library(dovetail_test_pch OBJECT EXCLUDE_FROM_ALL "${pch_dir}/empty.cc")
+  target_include_directories(dovetail_test_pch PRIVATE ${PROJECT_SOURCE_DIR})
+  target_link_libraries(dovetail_test_pch PRIVATE absl::status absl::statusor absl::strings
+                        absl::synchronization absl::time absl::flat_hash_map absl::flat_hash_set
+                        nlohmann_json::nlohmann_json GTest::gtest GTest::gmock)
+  target_precompile_headers(dovetail_test_pch PRIVATE "${pch_dir}/test.h")
+
+  dovetail_targets_below("${PROJECT_SOURCE_DIR}" targets)
+  foreach(t IN LISTS targets)
+    dovetail_target_kind(${t} kind)
+    if(t MATCHES "^dovetail(_test)?_pch$" OR kind STREQUAL "")
+      continue()
+    elseif(kind STREQUAL "test")
+      target_precompile_headers(${t} REUSE_FROM dovetail_test_pch)
+    else()
+      target_precompile_headers(${t} REUSE_FROM dovetail_pch)
+    endif()
+  endforeach()
+endfunction()
