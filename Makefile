@@ -3,35 +3,39 @@ SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build release asan k8s test test-unit test-integration test-e2e test-asan demo bench bench-e2e bench-upstream bench-compare format lint clean
+.PHONY: all deps build release dovetail-release k8s test test-unit test-integration test-e2e test-repeat demo bench bench-e2e bench-upstream bench-compare format lint clean
 
 all: build
 
 deps:
 	@scripts/install-deps
 
+# The test build (preset dev): every test target, under AddressSanitizer + UndefinedBehaviorSanitizer
+# at -O1 -g1; no benchmarks.
 build: deps
 	@cmake --preset dev >/dev/null
 	@cmake --build --preset dev -j $(JOBS)
 
+# The optimised build (preset release): the dovetail binary and the benchmarks; no tests.
 release: deps
 	@cmake --preset release >/dev/null
 	@cmake --build --preset release -j $(JOBS)
 
-asan: deps
-	@cmake --preset asan >/dev/null
-	@cmake --build --preset asan -j $(JOBS)
+# Only the optimised dovetail binary (what `make demo` runs).
+dovetail-release: deps
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release -j $(JOBS) --target dovetail
 
 # Real Kubernetes binaries (kube-apiserver, etcd, kube-scheduler, kube-controller-manager, kwok,
 # kubectl) built from the Go module proxy at the pinned release; cached under ~/.cache/dovetail.
 k8s:
 	@tools/k8s/build
 
-# Every test: unit + integration (real API server) + e2e (full local cluster) on the dev build,
-# then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
-test: build k8s
+# Every test, unit, integration (real API server) and e2e (full local cluster), once, on the
+# sanitized dev build. The Kubernetes binaries build alongside the C++ (scripts/with-k8s).
+test: deps
+	@scripts/with-k8s $(MAKE) --no-print-directory build
 	@ctest --preset dev -j $(JOBS)
-	@$(MAKE) --no-print-directory test-asan
 
 test-unit: build
 	@ctest --preset dev -j $(JOBS) -L unit
@@ -42,19 +46,24 @@ test-integration: build k8s
 test-e2e: build k8s
 	@ctest --preset dev -j $(JOBS) -L e2e
 
-test-asan: asan
-	@ctest --preset asan -j $(JOBS)
+# One test or label N times in a row, to find flakes (docs/development.md):
+#   make test-repeat TEST=disruption_e2e_test N=5      # ctest -R regex
+#   make test-repeat LABEL='integration|e2e' N=5        # ctest -L regex, two tests at a time
+test-repeat: build k8s
+	@scripts/test-repeat --n "$(or $(N),5)" --jobs $(JOBS) $(if $(TEST),--test '$(TEST)') \
+		$(if $(LABEL),--label '$(LABEL)')
 
 # The main job: `dovetail simulate` on examples/simulate, then a live local cluster autoscaled by
 # `dovetail controller` (scripts/demo_cluster.py; DEMO_SIMULATE_ONLY=1 skips it).
-demo: release
+demo: deps
+	@$(if $(DEMO_SIMULATE_ONLY),,scripts/with-k8s) $(MAKE) --no-print-directory dovetail-release
 	@scripts/demo
 
 bench: release
 	@scripts/bench
 
 # End-to-end provisioning benchmark: 1,000 pending pods to Running on the local cluster.
-bench-e2e: release k8s
+bench-e2e: dovetail-release k8s
 	@python3 bench/e2e/scale_bench.py --pods 1000 --json build/release/bench-results/scale_bench.json
 
 # Side-by-side with upstream Karpenter (bench/upstream/README.md): upstream's own scheduling
@@ -71,7 +80,7 @@ bench-upstream:
 # docs/benchmarks.md. Plots need matplotlib, installed into .cache/bench-venv from PyPI.
 # BENCH_COMPARE_ARGS passes options through (e.g. "--fixtures diverse-1000 --e2e-pods 1000").
 BENCH_VENV := .cache/bench-venv
-bench-compare: release k8s
+bench-compare: dovetail-release k8s
 	@test -x $(BENCH_VENV)/bin/python || python3 -m venv $(BENCH_VENV)
 	@$(BENCH_VENV)/bin/python -c "import matplotlib" 2>/dev/null || \
 		$(BENCH_VENV)/bin/pip install -q --disable-pip-version-check "matplotlib==3.10.9"
