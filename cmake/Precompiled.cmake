@@ -26,25 +26,24 @@ else()
 endif()
 option(DOVETAIL_PCH "Precompile the common third-party headers (cmake/pch/)" ${_dovetail_pch_default})
 
+# _dovetail_pch_target(NAME HEADER LIBS...): an object library that compiles HEADER, with the
+# include directories of LIBS.
+function(_dovetail_pch_target name header)
+  add_library(${name} OBJECT EXCLUDE_FROM_ALL "${PROJECT_SOURCE_DIR}/cmake/pch/empty.cc")
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${name} PRIVATE ${ARGN})
+  target_precompile_headers(${name} PRIVATE "${PROJECT_SOURCE_DIR}/cmake/pch/${header}")
+endfunction()
+
 # dovetail_precompile_all(): after every target exists (end of the top-level CMakeLists.txt).
 function(dovetail_precompile_all)
   if(NOT DOVETAIL_PCH)
     return()
   endif()
-  set(pch_dir "${PROJECT_SOURCE_DIR}/cmake/pch")
-  add_library(dovetail_pch OBJECT EXCLUDE_FROM_ALL "${pch_dir}/empty.cc")
-  target_include_directories(dovetail_pch PRIVATE ${PROJECT_SOURCE_DIR})
-  target_link_libraries(dovetail_pch PRIVATE absl::status absl::statusor absl::strings
-                        absl::synchronization absl::time absl::flat_hash_map absl::flat_hash_set
-                        nlohmann_json::nlohmann_json)
-  target_precompile_headers(dovetail_pch PRIVATE "${pch_dir}/product.h")
-
-  add_library(dovetail_test_pch OBJECT EXCLUDE_FROM_ALL "${pch_dir}/empty.cc")
-  target_include_directories(dovetail_test_pch PRIVATE ${PROJECT_SOURCE_DIR})
-  target_link_libraries(dovetail_test_pch PRIVATE absl::status absl::statusor absl::strings
-                        absl::synchronization absl::time absl::flat_hash_map absl::flat_hash_set
-                        nlohmann_json::nlohmann_json GTest::gtest GTest::gmock)
-  target_precompile_headers(dovetail_test_pch PRIVATE "${pch_dir}/test.h")
+  set(libs absl::status absl::statusor absl::strings absl::synchronization absl::time
+           absl::flat_hash_map absl::flat_hash_set nlohmann_json::nlohmann_json)
+  _dovetail_pch_target(dovetail_pch product.h ${libs})
+  _dovetail_pch_target(dovetail_test_pch test.h ${libs} GTest::gtest GTest::gmock)
 
   dovetail_targets_below("${PROJECT_SOURCE_DIR}" targets)
   foreach(t IN LISTS targets)
