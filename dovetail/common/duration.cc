@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -22,8 +23,6 @@ constexpr uint64_t kNanosPerMilli = 1'000'000;
 constexpr uint64_t kNanosPerSecond = 1'000'000'000;
 constexpr uint64_t kNanosPerMinute = 60 * kNanosPerSecond;
 constexpr uint64_t kNanosPerHour = 60 * kNanosPerMinute;
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 absl::Status Invalid(std::string_view text, std::string_view why) {
   return absl::InvalidArgumentError(
@@ -82,12 +81,12 @@ absl::StatusOr<absl::Duration> ParseGoDuration(std::string_view text) {
 
   uint64_t total = 0;
   while (!s.empty()) {
-    if (!(s[0] == '.' || IsDigit(s[0]))) return Invalid(text, "invalid duration");
+    if (!(s[0] == '.' || absl::ascii_isdigit(s[0]))) return Invalid(text, "invalid duration");
 
     // Whole part; overflow is an error.
     uint64_t whole = 0;
     size_t i = 0;
-    for (; i < s.size() && IsDigit(s[i]); ++i) {
+    for (; i < s.size() && absl::ascii_isdigit(s[i]); ++i) {
       if (whole > kTwoTo63 / 10) return Invalid(text, "invalid duration");
       whole = whole * 10 + static_cast<uint64_t>(s[i] - '0');
       if (whole > kTwoTo63) return Invalid(text, "invalid duration");
@@ -103,7 +102,7 @@ absl::StatusOr<absl::Duration> ParseGoDuration(std::string_view text) {
       s.remove_prefix(1);
       bool saturated = false;
       size_t j = 0;
-      for (; j < s.size() && IsDigit(s[j]); ++j) {
+      for (; j < s.size() && absl::ascii_isdigit(s[j]); ++j) {
         if (saturated) continue;
         if (fraction > (kTwoTo63 - 1) / 10) {
           saturated = true;
@@ -123,7 +122,8 @@ absl::StatusOr<absl::Duration> ParseGoDuration(std::string_view text) {
     if (!has_whole && !has_fraction) return Invalid(text, "invalid duration");
 
     size_t unit_len = 0;
-    while (unit_len < s.size() && s[unit_len] != '.' && !IsDigit(s[unit_len])) ++unit_len;
+    while (unit_len < s.size() && s[unit_len] != '.' && !absl::ascii_isdigit(s[unit_len]))
+      ++unit_len;
     if (unit_len == 0) return Invalid(text, "missing unit");
     std::string_view unit_text = s.substr(0, unit_len);
     s.remove_prefix(unit_len);
@@ -223,7 +223,7 @@ bool IsKarpenterDurationPattern(std::string_view text) {
   size_t i = 0;
   while (i < text.size()) {
     size_t start = i;
-    while (i < text.size() && IsDigit(text[i])) ++i;
+    while (i < text.size() && absl::ascii_isdigit(text[i])) ++i;
     if (i == start || i == text.size()) return false;
     char unit = text[i++];
     if (unit != 's' && unit != 'm' && unit != 'h') return false;
@@ -241,7 +241,7 @@ bool IsBudgetDurationPattern(std::string_view text) {
   size_t i = 0;
   auto group = [&](char unit) {
     size_t start = i;
-    while (i < text.size() && IsDigit(text[i])) ++i;
+    while (i < text.size() && absl::ascii_isdigit(text[i])) ++i;
     if (i == start || i == text.size() || text[i] != unit) {
       i = start;
       return false;

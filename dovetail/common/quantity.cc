@@ -9,6 +9,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "dovetail/common/absl_compat.h"
@@ -21,8 +22,6 @@ constexpr int64_t kMinInt64 = std::numeric_limits<int64_t>::min();
 // Exponents beyond this magnitude behave like infinity for 64-bit milli-units; clamping keeps
 // the arithmetic below trivially bounded.
 constexpr int64_t kExponentClamp = 1 << 20;
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 absl::Status Malformed(std::string_view text, std::string_view why) {
   return absl::InvalidArgumentError(
@@ -91,7 +90,7 @@ bool InterpretSuffix(std::string_view s, Suffix* out, bool* exponent_overflow) {
   if (pos == s.size()) return false;
   uint64_t magnitude = 0;
   for (; pos < s.size(); ++pos) {
-    if (!IsDigit(s[pos])) return false;
+    if (!absl::ascii_isdigit(s[pos])) return false;
     magnitude = magnitude * 10 + static_cast<uint64_t>(s[pos] - '0');
     // int64 accepts magnitudes up to 2^63 - 1 positive and 2^63 negative.
     if (magnitude > static_cast<uint64_t>(kMaxInt64) + (negative ? 1 : 0)) {
@@ -189,12 +188,12 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view text) {
     ++pos;
   }
   const size_t int_begin = pos;
-  while (pos < text.size() && IsDigit(text[pos])) ++pos;
+  while (pos < text.size() && absl::ascii_isdigit(text[pos])) ++pos;
   std::string_view int_digits = text.substr(int_begin, pos - int_begin);
   std::string_view frac_digits;
   if (pos < text.size() && text[pos] == '.') {
     const size_t frac_begin = ++pos;
-    while (pos < text.size() && IsDigit(text[pos])) ++pos;
+    while (pos < text.size() && absl::ascii_isdigit(text[pos])) ++pos;
     frac_digits = text.substr(frac_begin, pos - frac_begin);
   }
   if (int_digits.empty() && frac_digits.empty()) return Malformed(text, "no digits");

@@ -6,14 +6,13 @@
 #include "absl/strings/str_format.h"
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
+#include "dovetail/kube/wire.h"
 #include "nlohmann/json.hpp"
 
 namespace dovetail::kube {
 namespace {
 
-std::string MicroTime(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", t, absl::UTCTimeZone());
-}
+using internal::MicroTime;
 
 }  // namespace
 

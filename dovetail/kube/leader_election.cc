@@ -8,14 +8,13 @@
 #include "absl/time/clock.h"
 #include "dovetail/kube/errors.h"
 #include "dovetail/kube/typed_client.h"
+#include "dovetail/kube/wire.h"
 #include "nlohmann/json.hpp"
 
 namespace dovetail::kube {
 namespace {
 
-std::string MicroTime(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", t, absl::UTCTimeZone());
-}
+using internal::MicroTime;
 
 }  // namespace
 

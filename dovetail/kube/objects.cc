@@ -10,6 +10,7 @@
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/quantity.h"
 #include "dovetail/common/status_macros.h"
+#include "dovetail/kube/wire.h"
 #include "nlohmann/json.hpp"
 
 namespace dovetail::kube {
@@ -20,17 +21,7 @@ using simdjson::ondemand::json_type;
 using simdjson::ondemand::object;
 using simdjson::ondemand::value;
 
-absl::Status JsonError(simdjson::error_code error, std::string_view where) {
-  return absl::InvalidArgumentError(
-      Cat(where, ": ", std::string_view(simdjson::error_message(error))));
-}
-
-#define SJ_GET(expr, out, where)                                \
-  do {                                                          \
-    if (auto _sj_error = std::move(expr).get(out); _sj_error) { \
-      return JsonError(_sj_error, where);                       \
-    }                                                           \
-  } while (false)
+using internal::JsonError;
 
 bool IsNull(value& v) {
   json_type type;

@@ -27,7 +27,7 @@ namespace dovetail::op {
 namespace {
 
 namespace aws = ::dovetail::providers::aws;
-constexpr std::string_view kLogger = "operator.aws";
+constexpr std::string_view kAwsLogger = "operator.aws";
 
 class AwsStackImpl final : public AwsStack {
  public:
@@ -40,7 +40,7 @@ class AwsStackImpl final : public AwsStack {
     absl::StatusOr<std::string> region = aws::ResolveRegion(options_.aws_region, env, &imds);
     if (!region.ok()) return region.status();
     region_ = *region;
-    log::Info(kLogger, "region", {{"region", region_}});
+    log::Info(kAwsLogger, "region", {{"region", region_}});
 
     absl::StatusOr<std::unique_ptr<aws::AwsClient>> sts =
         NewClient(aws::kSts, /*json=*/false, /*signed_client=*/false, env);

@@ -43,9 +43,9 @@ namespace v1 = apis::v1;
 constexpr double kPriceEpsilon = 1e-9;
 
 // Resource amounts in milli-units by resource name.
-using Amounts = std::map<std::string, int64_t, std::less<>>;
+using ResourceAmounts = std::map<std::string, int64_t, std::less<>>;
 
-void Accumulate(Amounts& into, const ResourceList& list) {
+void Accumulate(ResourceAmounts& into, const ResourceList& list) {
   for (const auto& [name, q] : list) into[name] += q.MilliValue();
 }
 int64_t AmountOf(const ResourceList& list, const std::string& name) {
@@ -142,7 +142,7 @@ std::string ProtocolName(Protocol p) {
 
 // ---- resolved pod constraints -----------------------------------------------------------------
 
-struct NamespaceSet {
+struct ValidatorNamespaceSet {
   bool all = false;
   absl::flat_hash_set<std::string> names;
   bool Contains(const std::string& ns) const { return all || names.contains(ns); }
@@ -153,7 +153,7 @@ struct NamespaceSet {
 struct Term {
   std::string key;
   std::optional<LabelSelector> selector;  // nullopt: selects nothing
-  NamespaceSet namespaces;
+  ValidatorNamespaceSet namespaces;
   bool Matches(const Pod& other) const {
     return selector.has_value() && namespaces.Contains(other.metadata.namespace_) &&
            scheduling::Matches(*selector, other.metadata.labels);
@@ -213,7 +213,7 @@ struct PodInfo {
   bool from_plan = false;  // placed by the plan (otherwise already bound)
   bool counted = true;     // counts for topology (not terminal, not terminating)
   int node = -1;
-  Amounts requests;
+  ResourceAmounts requests;
   std::vector<Term> affinity;
   std::vector<Term> anti;
   std::vector<Spread> spread;                    // DoNotSchedule only
@@ -787,7 +787,7 @@ void Validator::CheckFit(const NodeInfo& n, const apis::core::StringMap& labels,
   std::vector<const DaemonSetPod*> daemons = DaemonsOn(n, labels);
 
   // Resources.
-  Amounts pods, ds;
+  ResourceAmounts pods, ds;
   for (int pi : n.pods) {
     for (const auto& [k, v] : pods_[pi].requests) pods[k] += v;
   }
@@ -857,7 +857,7 @@ void Validator::CheckNodes() {
     if (n.claim >= 0) {
       // The claim's requests must cover its pods and fit every option it may launch as.
       const NewNodeClaim& c = plan_.node_claims[n.claim];
-      Amounts pods;
+      ResourceAmounts pods;
       for (int pi : n.pods) {
         for (const auto& [k, v] : pods_[pi].requests) pods[k] += v;
       }
@@ -1239,7 +1239,7 @@ void Validator::CheckLimitsAndPrice() {
   }
   for (const auto& pool : in_.pools) {
     if (!pool.remaining_limits) continue;
-    Amounts worst, chosen;
+    ResourceAmounts worst, chosen;
     int64_t count = 0;
     for (const NodeInfo& n : nodes_) {
       if (n.claim < 0) continue;

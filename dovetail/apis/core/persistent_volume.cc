@@ -2,10 +2,11 @@
 
 namespace dovetail::apis::core {
 namespace {
-constexpr std::string_view kPhaseNames[] = {"Pending", "Available", "Bound", "Released", "Failed"};
+constexpr std::string_view kVolumePhaseNames[] = {"Pending", "Available", "Bound", "Released",
+                                                  "Failed"};
 }  // namespace
 
-std::span<const std::string_view> EnumNames(PersistentVolumePhase) { return kPhaseNames; }
+std::span<const std::string_view> EnumNames(PersistentVolumePhase) { return kVolumePhaseNames; }
 
 void DescribeFields(FieldCodec& c, ObjectReference& v) {
   c.Field("apiVersion", v.api_version);

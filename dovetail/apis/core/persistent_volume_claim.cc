@@ -2,10 +2,10 @@
 
 namespace dovetail::apis::core {
 namespace {
-constexpr std::string_view kPhaseNames[] = {"Pending", "Bound", "Lost"};
+constexpr std::string_view kClaimPhaseNames[] = {"Pending", "Bound", "Lost"};
 }  // namespace
 
-std::span<const std::string_view> EnumNames(PersistentVolumeClaimPhase) { return kPhaseNames; }
+std::span<const std::string_view> EnumNames(PersistentVolumeClaimPhase) { return kClaimPhaseNames; }
 
 void DescribeFields(FieldCodec& c, ResourceRequirements& v) {
   c.Field("limits", v.limits);

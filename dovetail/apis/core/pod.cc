@@ -9,7 +9,8 @@ constexpr std::string_view kProtocolNames[] = {"TCP", "UDP", "SCTP"};
 constexpr std::string_view kUnsatisfiableNames[] = {"DoNotSchedule", "ScheduleAnyway"};
 constexpr std::string_view kInclusionNames[] = {"Honor", "Ignore"};
 constexpr std::string_view kPreemptionNames[] = {"PreemptLowerPriority", "Never"};
-constexpr std::string_view kPhaseNames[] = {"Pending", "Running", "Succeeded", "Failed", "Unknown"};
+constexpr std::string_view kPodPhaseNames[] = {"Pending", "Running", "Succeeded", "Failed",
+                                               "Unknown"};
 
 }  // namespace
 
@@ -19,7 +20,7 @@ std::span<const std::string_view> EnumNames(UnsatisfiableConstraintAction) {
 }
 std::span<const std::string_view> EnumNames(NodeInclusionPolicy) { return kInclusionNames; }
 std::span<const std::string_view> EnumNames(PreemptionPolicy) { return kPreemptionNames; }
-std::span<const std::string_view> EnumNames(PodPhase) { return kPhaseNames; }
+std::span<const std::string_view> EnumNames(PodPhase) { return kPodPhaseNames; }
 
 bool IsRestartableInitContainer(const Container& container) {
   return container.restart_policy.has_value() && *container.restart_policy == "Always";

@@ -84,7 +84,7 @@ constexpr std::array<Descriptor, 7> kDescriptors = {{
     {"@hourly", "0 * * * *"},
 }};
 
-absl::Status FieldError(const FieldSpec& spec, std::string_view text, std::string_view why) {
+absl::Status CronFieldError(const FieldSpec& spec, std::string_view text, std::string_view why) {
   return absl::InvalidArgumentError(Cat(spec.what, " \"", text, "\": ", why));
 }
 
@@ -114,10 +114,10 @@ absl::Status ParseValue(const FieldSpec& spec, std::string_view field_text, std:
     }
   }
   if (!ParseNumber(text, out)) {
-    return FieldError(spec, field_text,
-                      text.empty() ? std::string("empty value")
-                                   : Cat("\"", text, "\" is not a number",
-                                         spec.names != nullptr ? " or a name" : ""));
+    return CronFieldError(spec, field_text,
+                          text.empty() ? std::string("empty value")
+                                       : Cat("\"", text, "\" is not a number",
+                                             spec.names != nullptr ? " or a name" : ""));
   }
   return absl::OkStatus();
 }
@@ -126,7 +126,7 @@ absl::Status ParseValue(const FieldSpec& spec, std::string_view field_text, std:
 absl::Status ParseRange(const FieldSpec& spec, std::string_view field_text, std::string_view text,
                         uint64_t* bits, bool* any) {
   std::vector<std::string_view> range_and_step = Split(text, '/');
-  if (range_and_step.size() > 2) return FieldError(spec, field_text, "more than one '/'");
+  if (range_and_step.size() > 2) return CronFieldError(spec, field_text, "more than one '/'");
   std::vector<std::string_view> low_and_high = Split(range_and_step[0], '-');
   int start = 0;
   int end = 0;
@@ -136,7 +136,7 @@ absl::Status ParseRange(const FieldSpec& spec, std::string_view field_text, std:
     end = spec.max;
     star = true;
   } else {
-    if (low_and_high.size() > 2) return FieldError(spec, field_text, "more than one '-'");
+    if (low_and_high.size() > 2) return CronFieldError(spec, field_text, "more than one '-'");
     if (absl::Status s = ParseValue(spec, field_text, low_and_high[0], &start); !s.ok()) return s;
     end = start;
     if (low_and_high.size() == 2) {
@@ -146,21 +146,22 @@ absl::Status ParseRange(const FieldSpec& spec, std::string_view field_text, std:
   int step = 1;
   if (range_and_step.size() == 2) {
     if (!ParseNumber(range_and_step[1], &step)) {
-      return FieldError(spec, field_text, Cat("step \"", range_and_step[1], "\" is not a number"));
+      return CronFieldError(spec, field_text,
+                            Cat("step \"", range_and_step[1], "\" is not a number"));
     }
     // `a/step` runs from a to the maximum.
     if (!star && low_and_high.size() == 1) end = spec.max;
   }
   if (start < spec.min) {
-    return FieldError(spec, field_text, Cat(start, " is below the minimum ", spec.min));
+    return CronFieldError(spec, field_text, Cat(start, " is below the minimum ", spec.min));
   }
   if (end > spec.max) {
-    return FieldError(spec, field_text, Cat(end, " is above the maximum ", spec.max));
+    return CronFieldError(spec, field_text, Cat(end, " is above the maximum ", spec.max));
   }
   if (start > end) {
-    return FieldError(spec, field_text, Cat("range starts at ", start, " after its end ", end));
+    return CronFieldError(spec, field_text, Cat("range starts at ", start, " after its end ", end));
   }
-  if (step == 0) return FieldError(spec, field_text, "step must be a positive number");
+  if (step == 0) return CronFieldError(spec, field_text, "step must be a positive number");
   for (int v = start; v <= end; v += step) *bits |= uint64_t{1} << v;
   if (star && step == 1) *any = true;
   return absl::OkStatus();
@@ -221,7 +222,8 @@ absl::Time NextActivation(const CronSchedule& schedule, absl::Time after) {
     // Cron counts Sunday as 0; Abseil's weekdays run Monday (0) to Sunday (6).
     const int weekday = (static_cast<int>(absl::GetWeekday(absl::CivilDay(t))) + 1) % 7;
     const bool dow = bit(schedule.days_of_week, weekday);
-    const bool day = schedule.any_day_of_month || schedule.any_day_of_week ? dom && dow : dom || dow;
+    const bool day =
+        schedule.any_day_of_month || schedule.any_day_of_week ? dom && dow : dom || dow;
     if (!day) {
       t = absl::CivilMinute(absl::CivilDay(t) + 1);
       continue;

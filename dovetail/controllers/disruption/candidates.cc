@@ -162,6 +162,15 @@ absl::Duration MinNodeAge(const v1::NodePool& pool, const Options& options) {
   return options.min_node_age;
 }
 
+// The default is the API's (karpenter.sh/v1 NodePool: WhenEmptyOrUnderutilized).
+v1::ConsolidationPolicy ConsolidationPolicyOf(const v1::NodePool& pool) {
+  if (!pool.spec.disruption.has_value() ||
+      !pool.spec.disruption->consolidation_policy.has_value()) {
+    return v1::ConsolidationPolicy::kWhenEmptyOrUnderutilized;
+  }
+  return *pool.spec.disruption->consolidation_policy;
+}
+
 }  // namespace internal
 
 namespace {
@@ -176,14 +185,6 @@ bool ConditionTrue(const v1::NodeClaim& claim, std::string_view type) {
 bool ConsolidateAfterNever(const v1::NodePool& pool) {
   return pool.spec.disruption.has_value() && pool.spec.disruption->consolidate_after.has_value() &&
          *pool.spec.disruption->consolidate_after == "Never";
-}
-
-v1::ConsolidationPolicy PolicyOf(const v1::NodePool& pool) {
-  if (!pool.spec.disruption.has_value() ||
-      !pool.spec.disruption->consolidation_policy.has_value()) {
-    return v1::ConsolidationPolicy::kWhenEmptyOrUnderutilized;
-  }
-  return *pool.spec.disruption->consolidation_policy;
 }
 
 core::StringMap LabelsOf(const kube::PodInfo& pod) {
@@ -415,7 +416,7 @@ std::vector<Candidate> GetCandidates(const ClusterView& view, Method method, con
                                             "Never)")};
         } else if (c.empty) {
           rejected = Rejection{"", "node is empty (left to emptiness)"};
-        } else if (PolicyOf(pool) == v1::ConsolidationPolicy::kWhenEmpty) {
+        } else if (internal::ConsolidationPolicyOf(pool) == v1::ConsolidationPolicy::kWhenEmpty) {
           rejected = Rejection{kUnconsolidatable,
                                absl::StrCat("NodePool \"", pool_name,
                                             "\" has consolidation disabled (policy WhenEmpty)")};

@@ -58,6 +58,9 @@ absl::StatusOr<std::optional<Command>> ComputeConsolidation(Method method,
                                                             const Options& options,
                                                             std::string* why);
 
+// The NodePool's spec.disruption.consolidationPolicy, or its default when unset.
+apis::v1::ConsolidationPolicy ConsolidationPolicyOf(const apis::v1::NodePool& pool);
+
 // The NodePool annotation or the option (min savings per hour, min node age).
 double MinSavings(const apis::v1::NodePool& pool, const Options& options);
 absl::Duration MinNodeAge(const apis::v1::NodePool& pool, const Options& options);

@@ -272,19 +272,12 @@ struct PoolTotals {
   double disruption = 0;
 };
 
-v1::ConsolidationPolicy PolicyOf(const v1::NodePool& pool) {
-  if (!pool.spec.disruption.has_value() ||
-      !pool.spec.disruption->consolidation_policy.has_value()) {
-    return v1::ConsolidationPolicy::kWhenEmptyOrUnderutilized;
-  }
-  return *pool.spec.disruption->consolidation_policy;
-}
-
 class Balanced {
  public:
   explicit Balanced(const ClusterView& view) {
     for (const auto& [name, pool] : view.node_pools) {
-      if (PolicyOf(pool) == v1::ConsolidationPolicy::kBalanced) totals_[name];
+      if (internal::ConsolidationPolicyOf(pool) == v1::ConsolidationPolicy::kBalanced)
+        totals_[name];
     }
     if (totals_.empty()) return;
     for (const state::StateNode& sn : view.snapshot.nodes) {

@@ -22,7 +22,7 @@ namespace {
 
 namespace v1 = apis::v1;
 
-constexpr char kLogger[] = "disruption.replace";
+constexpr char kReplaceLogger[] = "disruption.replace";
 
 // The candidate of an involuntary replacement: none of the voluntary filters apply. Its pods are
 // every pod bound to the node; those to move are the reschedulable ones
@@ -105,7 +105,7 @@ absl::StatusOr<ReplaceResult> DisruptionController::ReplaceLocked(const ReplaceR
                   absl::StrCat("Node already being disrupted (command ", id,
                                "): deleted once replaced, at the latest at ",
                                Rfc3339(info.has_value() ? info->deadline : request.deadline)));
-    log::Info(kLogger, "node already held, command made involuntary",
+    log::Info(kReplaceLogger, "node already held, command made involuntary",
               {{"NodeClaim", request.node_claim}, {"reason", request.reason}, {"command", id}});
     return result;
   };
@@ -170,7 +170,7 @@ absl::StatusOr<ReplaceResult> DisruptionController::ReplaceLocked(const ReplaceR
   absl::StatusOr<std::string> id = queue_.StartCommand(command, view.node_pools, command_options);
   if (!id.ok()) {
     if (absl::IsAlreadyExists(id.status())) return upgrade();
-    log::Error(kLogger, "failed to start involuntary replacement",
+    log::Error(kReplaceLogger, "failed to start involuntary replacement",
                {{"NodeClaim", request.node_claim},
                 {"reason", request.reason},
                 {"error", id.status().ToString()}});
@@ -199,7 +199,7 @@ absl::StatusOr<ReplaceResult> DisruptionController::ReplaceLocked(const ReplaceR
   }
   CandidateEvents(candidate, "Normal", event_reason,
                   provisioning::WithDecisionId(note, command.decision_id));
-  log::Info(kLogger, "replacing node before deleting it",
+  log::Info(kReplaceLogger, "replacing node before deleting it",
             {{"NodeClaim", request.node_claim},
              {"Node", candidate.name},
              {"reason", request.reason},

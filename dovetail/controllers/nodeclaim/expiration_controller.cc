@@ -16,7 +16,7 @@ namespace v1 = apis::v1;
 
 namespace {
 
-constexpr char kLogger[] = "nodeclaim.expiration";
+constexpr char kExpirationLogger[] = "nodeclaim.expiration";
 
 bool MayExpire(const v1::NodeClaim& claim) {
   return !claim.metadata.deletion_timestamp.has_value() && claim.spec.expire_after.has_value();
@@ -94,7 +94,7 @@ absl::StatusOr<kube::ReconcileResult> ExpirationController::Reconcile(const std:
   if (!MayExpire(*got)) return kube::ReconcileResult{};
   absl::StatusOr<ExpirationVerdict> verdict = EvaluateExpiration(*got, deps_.clock.Now());
   if (!verdict.ok()) {
-    log::Error(kLogger, "not expiring",
+    log::Error(kExpirationLogger, "not expiring",
                {{"nodeclaim", name}, {"error", verdict.status().ToString()}});
     return kube::ReconcileResult{};
   }
@@ -104,7 +104,7 @@ absl::StatusOr<kube::ReconcileResult> ExpirationController::Reconcile(const std:
       kube::resources::kNodeClaims, "", name, {.precondition_uid = got->metadata.uid});
   if (kube::IsNotFound(deleted.status())) return kube::ReconcileResult{};
   if (!deleted.ok()) return deleted.status();
-  log::Info(kLogger, "deleting expired nodeclaim",
+  log::Info(kExpirationLogger, "deleting expired nodeclaim",
             {{"nodeclaim", name}, {"expireAfter", *got->spec.expire_after}});
   // Dropped or failed events never fail a reconcile.
   (void)deps_.events.Record({.api_version = std::string(v1::kApiVersion),

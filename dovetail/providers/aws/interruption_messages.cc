@@ -5,6 +5,7 @@
 
 #include "absl/strings/string_view.h"
 #include "dovetail/common/absl_compat.h"
+#include "dovetail/providers/aws/json_member.h"
 #include "nlohmann/json.hpp"
 
 namespace dovetail::providers::aws {
@@ -19,12 +20,7 @@ constexpr std::string_view kCapacityReservationDetailType =
     "EC2 Capacity Reservation Instance Interruption Warning";
 constexpr std::string_view kHealthDetailType = "AWS Health Event";
 
-// The member `key` of `obj` when `obj` is an object that has it; nullptr otherwise.
-const json* Member(const json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() ? nullptr : &*it;
-}
+using internal::Member;
 
 // The string member `key`: nullopt when absent or not a string.
 std::optional<std::string> StringMember(const json& obj, const char* key) {

@@ -7,17 +7,14 @@
 #include "absl/strings/numbers.h"
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
+#include "dovetail/providers/aws/json_member.h"
 
 namespace dovetail::providers::aws {
 namespace {
 
 using nlohmann::json;
 
-const json* Member(const json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() ? nullptr : &*it;
-}
+using internal::Member;
 
 std::vector<PricingFilter> LinuxFilters(std::string_view region, std::string_view tenancy) {
   return {{"regionCode", std::string(region)}, {"serviceCode", "AmazonEC2"},
@@ -26,7 +23,7 @@ std::vector<PricingFilter> LinuxFilters(std::string_view region, std::string_vie
           {"tenancy", std::string(tenancy)}};
 }
 
-absl::StatusOr<std::pair<std::string, double>> ParseDocument(const json& doc) {
+absl::StatusOr<std::pair<std::string, double>> ParsePriceListDocument(const json& doc) {
   const json* attributes = Member(doc, "product");
   if (attributes != nullptr) attributes = Member(*attributes, "attributes");
   const json* type = attributes == nullptr ? nullptr : Member(*attributes, "instanceType");
@@ -61,7 +58,7 @@ absl::StatusOr<std::pair<std::string, double>> ParseOnDemandPriceItem(std::strin
   try {
     json doc = json::parse(item.begin(), item.end(), nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) return absl::InvalidArgumentError("price item is not JSON");
-    return ParseDocument(doc);
+    return ParsePriceListDocument(doc);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(Cat("price item is malformed: ", e.what()));
   }

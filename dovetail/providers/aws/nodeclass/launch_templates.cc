@@ -18,7 +18,7 @@ namespace v1 = apis::v1;
 
 namespace {
 
-constexpr char kLogger[] = "nodeclass";
+constexpr char kLaunchTemplatesLogger[] = "nodeclass";
 constexpr std::string_view kNamePrefix = "karpenter.k8s.aws/";
 
 bool Tagged(const std::map<std::string, std::string>& tags, std::string_view key,
@@ -173,7 +173,7 @@ absl::StatusOr<int> CollectObsoleteLaunchTemplates(Ec2Client& ec2, std::string_v
     }
     std::string reason = ObsoleteReason(*facts, node_class.status);
     if (reason.empty()) continue;
-    log::Info(kLogger, "deleting an obsolete launch template",
+    log::Info(kLaunchTemplatesLogger, "deleting an obsolete launch template",
               {{"ec2nodeclass", node_class.metadata.name},
                {"launchTemplate", lt.name},
                {"id", lt.id},
