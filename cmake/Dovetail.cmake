@@ -51,3 +51,22 @@ function(dovetail_target_kind t out)
     set(${out} code PARENT_SCOPE)
   endif()
 endfunction()
+
+# dovetail_unity_all(): with DOVETAIL_UNITY (the default), the product libraries and the binary
+# (targets under dovetail/ that do not link GoogleTest) compile as unity builds, up to 8 files per
+# translation unit: each header and template is then compiled once per batch instead of once per
+# file (docs/development.md has the measurements). Test targets keep one translation unit per
+# file. A file-local name must therefore be unique within its library.
+option(DOVETAIL_UNITY "Unity builds for the product code under dovetail/" ON)
+function(dovetail_unity_all)
+  if(NOT DOVETAIL_UNITY)
+    return()
+  endif()
+  dovetail_targets_below("${PROJECT_SOURCE_DIR}/dovetail" targets)
+  foreach(t IN LISTS targets)
+    dovetail_target_kind(${t} kind)
+    if(kind STREQUAL "code")
+      set_target_properties(${t} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+    endif()
+  endforeach()
+endfunction()

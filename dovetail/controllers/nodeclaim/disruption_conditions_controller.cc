@@ -43,7 +43,7 @@ bool IsLaunched(const v1::NodeClaim& claim) {
   return launched != nullptr && launched->status == core::ConditionStatus::kTrue;
 }
 
-std::optional<absl::Duration> Earlier(std::optional<absl::Duration> a, absl::Duration b) {
+std::optional<absl::Duration> SoonerRequeue(std::optional<absl::Duration> a, absl::Duration b) {
   return a.has_value() ? std::min(*a, b) : b;
 }
 
@@ -202,7 +202,7 @@ absl::StatusOr<kube::ReconcileResult> DisruptionConditionsController::Reconcile(
     } else {
       error = reason.status();
     }
-    result.requeue_after = Earlier(result.requeue_after, options_.drift_recheck);
+    result.requeue_after = SoonerRequeue(result.requeue_after, options_.drift_recheck);
   }
 
   std::string resource_version = current.metadata.resource_version;
