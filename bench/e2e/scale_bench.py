@@ -94,8 +94,8 @@ def main():
         port = 18000 + os.getpid() % 1000
         log = open(os.path.join(args.dir, "controller.log"), "w")
         controller = subprocess.Popen(
-            [args.dovetail, "controller", "--kubeconfig", kubeconfig, "--disable-leader-election",
-             "--metrics-port", str(port), "--health-probe-port", "-1"],
+            [args.dovetail, "controller", "--cloud-provider", "kwok", "--kubeconfig", kubeconfig,
+             "--disable-leader-election", "--metrics-port", str(port), "--health-probe-port", "-1"],
             stdout=log, stderr=subprocess.STDOUT)
         time.sleep(2)
         deployment = f"""

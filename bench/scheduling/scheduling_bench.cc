@@ -27,8 +27,7 @@
 // profiling the packing alone); --improve=false turns off the solver's improvement pass
 // (Options::improve) to measure what it costs and buys.
 //
-// The AWS catalog is read from $DOVETAIL_SHARED_DIR/data/aws (default <repo>/../shared); without
-// it the aws_* benchmarks are skipped with an error message.
+// The aws_* benchmarks use the AWS catalog compiled into Dovetail (data/aws/).
 #include <benchmark/benchmark.h>
 #include <time.h>
 
@@ -50,10 +49,6 @@
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
 #include "dovetail/solver/solver.h"
-
-#ifndef DOVETAIL_SHARED_DIR_DEFAULT
-#define DOVETAIL_SHARED_DIR_DEFAULT "../shared"
-#endif
 
 namespace dovetail::bench {
 namespace {
@@ -104,7 +99,7 @@ std::unique_ptr<Scenario> KwokScenario(int n) {
 
 std::unique_ptr<Scenario> AwsScenario(int n, bool on_demand_only) {
   auto s = std::make_unique<Scenario>();
-  auto catalog = AwsCatalog(AwsCatalogDirectory(DOVETAIL_SHARED_DIR_DEFAULT));
+  auto catalog = AwsCatalog();
   if (!catalog.ok()) {
     s->setup_error = catalog.status();
     return s;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/cloudprovider/aws_catalog.h"
+#include "dovetail/cloudprovider/aws_static_data.h"
 #include "dovetail/cloudprovider/instance_type.h"
 #include "dovetail/common/quantity.h"
 
@@ -136,14 +137,11 @@ solver::PoolTemplate UnconstrainedPool(const std::string& name,
   return p;
 }
 
-std::string AwsCatalogDirectory(const std::string& default_shared) {
-  const char* env = std::getenv("DOVETAIL_SHARED_DIR");
-  std::string shared = env != nullptr && *env != '\0' ? env : default_shared;
-  return shared + "/data/aws";
-}
-
-absl::StatusOr<cloudprovider::Catalog> AwsCatalog(const std::string& directory) {
-  return cloudprovider::LoadCatalogDirectory(directory, cloudprovider::CatalogOptions{});
+absl::StatusOr<cloudprovider::Catalog> AwsCatalog() {
+  const absl::StatusOr<cloudprovider::CatalogFiles>& files =
+      cloudprovider::BuiltInAwsCatalogFiles();
+  if (!files.ok()) return files.status();
+  return cloudprovider::BuildCatalog(*files, cloudprovider::CatalogOptions{});
 }
 
 PodSet DiversePods(int n, uint64_t seed) {

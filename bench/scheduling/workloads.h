@@ -70,11 +70,9 @@ std::vector<cloudprovider::InstanceTypePtr> LinearCatalog(int count = kLinearCat
 solver::PoolTemplate UnconstrainedPool(const std::string& name,
                                        std::vector<cloudprovider::InstanceTypePtr> types);
 
-// The shared AWS data directory: $DOVETAIL_SHARED_DIR/data/aws, else <default_shared>/data/aws.
-std::string AwsCatalogDirectory(const std::string& default_shared);
-// The real AWS catalog (us-east-1, zones a/b/c, on-demand prices from the files, spot from the
-// aws_catalog.h model). Errors: as cloudprovider::LoadCatalogDirectory (NotFound without data).
-absl::StatusOr<cloudprovider::Catalog> AwsCatalog(const std::string& directory);
+// The real AWS catalog compiled into Dovetail (cloudprovider/aws_static_data.h: us-east-1, zones
+// a/b/c, on-demand prices from data/aws, spot from the aws_catalog.h model).
+absl::StatusOr<cloudprovider::Catalog> AwsCatalog();
 
 // Pod generators (see above). `seed` varies the requests; names are "<prefix>-<index>" in
 // namespace "default" with unique UIDs.

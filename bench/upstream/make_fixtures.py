@@ -5,7 +5,7 @@ A fixture is what `dovetail simulate -f DIR --catalog DIR2` reads and what
 cmd/fixture-bench feeds to upstream's scheduler:
 
   <out>/catalog-aws/           instance-types.csv, on-demand-prices.csv and spot-prices.csv:
-                               the real AWS catalog (../shared/data/aws), us-east-1 rows only,
+                               the real AWS catalog (data/aws), us-east-1 rows only,
                                spot prices written out from Dovetail's deterministic spot model
                                (dovetail/cloudprovider/aws_catalog.h) so both sides read the same
                                numbers from the file.
@@ -353,7 +353,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(HERE, "fixtures"))
     ap.add_argument("--aws-data", default=os.environ.get(
-        "DOVETAIL_AWS_DATA", os.path.join(HERE, "..", "..", "..", "shared", "data", "aws")))
+        "DOVETAIL_AWS_DATA", os.path.join(HERE, "..", "..", "data", "aws")))
     ap.add_argument("--pods", type=int, nargs="+", default=[1000],
                     help="diverse-mix sizes to write (default 1000)")
     ap.add_argument("--seed", type=int, default=42)

@@ -19,9 +19,11 @@
 #include "absl/strings/str_join.h"
 #include "dovetail/cli/commands.h"
 #include "dovetail/cloudprovider/aws_catalog.h"
+#include "dovetail/cloudprovider/aws_static_data.h"
 #include "dovetail/common/clock.h"
 #include "dovetail/providers/aws/api_catalog.h"
 #include "dovetail/providers/aws/aws_client.h"
+#include "dovetail/providers/aws/credentials_chain.h"
 #include "dovetail/providers/aws/ec2_client.h"
 #include "dovetail/providers/aws/endpoints.h"
 #include "dovetail/providers/aws/env.h"
@@ -29,7 +31,6 @@
 #include "dovetail/providers/aws/http_transport.h"
 #include "dovetail/providers/aws/pricing_client.h"
 #include "dovetail/providers/aws/region.h"
-#include "dovetail/providers/aws/web_identity_credentials.h"
 
 namespace dovetail::cli {
 
@@ -163,8 +164,7 @@ int RunExport(const ExportFlags& f) {
     return Fail("AWS setup (set --region or AWS_REGION)", s);
   }
   if (absl::StatusOr<aws::AwsCredentials> c = clients.credentials().Get(); !c.ok()) {
-    return Fail("no AWS credentials (environment, web identity or shared config/credentials files)",
-                c.status());
+    return Fail("AWS credentials", c.status());
   }
 
   aws::ApiCatalogOptions options;
@@ -175,6 +175,10 @@ int RunExport(const ExportFlags& f) {
     absl::StatusOr<cp::CatalogFiles> files = cp::ReadCatalogDirectory(static_dir);
     if (!files.ok()) return Fail(absl::StrCat("static catalog ", static_dir), files.status());
     options.static_files = *std::move(files);
+  } else {
+    const absl::StatusOr<cp::CatalogFiles>& built_in = cp::BuiltInAwsCatalogFiles();
+    if (!built_in.ok()) return Fail("built-in static catalog", built_in.status());
+    options.static_files = *built_in;
   }
 
   absl::Status spot_error;
@@ -193,9 +197,7 @@ int RunExport(const ExportFlags& f) {
               << "); using the static on-demand price table"
               << (table.static_region.empty() ? std::string()
                                               : absl::StrCat(" of ", table.static_region))
-              << (static_dir.empty() ? " (empty: set --static-catalog or DOVETAIL_AWS_CATALOG)"
-                                     : "")
-              << "\n";
+              << (static_dir.empty() ? " compiled into dovetail" : "") << "\n";
   }
   options.static_files.on_demand_prices = aws::ToOnDemandPriceRows(options.region, table.prices);
 
@@ -248,7 +250,8 @@ void RegisterCatalogCommand(CLI::App& app, ExitCode& exit_code) {
                   "AWS region (default: AWS_REGION / AWS_DEFAULT_REGION / the profile / IMDS)");
   exp->add_option("--static-catalog", flags->static_catalog,
                   "Static catalog directory for the on-demand price fallback and the fields the "
-                  "API lacks (default: DOVETAIL_AWS_CATALOG)");
+                  "API lacks (default: DOVETAIL_AWS_CATALOG, else the catalog compiled into "
+                  "dovetail)");
   exp->callback([flags, &exit_code] { exit_code.value = RunExport(*flags); });
 }
 

@@ -107,7 +107,8 @@ void RegisterControllerCommand(CLI::App& app, ExitCode& exit_code) {
                   "kubeconfig file (default: $KUBECONFIG, "
                   "in-cluster, ~/.kube/config)");
   cmd->add_option("--cloud-provider", flags->cloud_provider,
-                  "DOVETAIL_CLOUD_PROVIDER: kwok (default) or aws");
+                  "DOVETAIL_CLOUD_PROVIDER: aws (default) or kwok (fake Nodes through the API "
+                  "server, for tests and the demo)");
   cmd->add_option("--cluster-name", flags->cluster_name, "CLUSTER_NAME (required for aws)");
   cmd->add_option("--cluster-endpoint", flags->cluster_endpoint, "CLUSTER_ENDPOINT (aws)");
   cmd->add_option("--interruption-queue", flags->interruption_queue,

@@ -10,8 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/apis/v1/nodepool.h"
+#include "dovetail/cli/cluster_provider.h"
 #include "dovetail/cli/commands.h"
 #include "dovetail/cloudprovider/aws_catalog.h"
+#include "dovetail/cloudprovider/aws_static_data.h"
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
 #include "dovetail/common/clock.h"
 #include "dovetail/cost/cost_report.h"
@@ -53,10 +55,12 @@ std::string ClusterRegion(const state::Cluster& cluster) {
   return best;
 }
 
+// `directory` empty: the AWS catalog compiled in (cloudprovider/aws_static_data.h).
 absl::StatusOr<cloudprovider::Catalog> LoadAwsCatalog(const std::string& directory,
                                                       std::string region,
                                                       const std::vector<cost::Machine>& machines) {
-  auto files = cloudprovider::ReadCatalogDirectory(directory);
+  auto files = directory.empty() ? cloudprovider::BuiltInAwsCatalogFiles()
+                                 : cloudprovider::ReadCatalogDirectory(directory);
   if (!files.ok()) return files.status();
   if (region.empty()) region = cloudprovider::OfferingsRegion(*files);
   if (region.empty()) region = "us-east-1";
@@ -84,19 +88,10 @@ int RunCost(const CostFlags& flags) {
     std::cerr << "error: " << options.status().message() << "\n";
     return 2;
   }
-  const std::string provider =
-      flags.cloud_provider.empty() ? options->cloud_provider : flags.cloud_provider;
-  if (provider != "kwok" && provider != "aws") {
-    std::cerr << "error: --cloud-provider \"" << provider << "\": must be kwok or aws\n";
-    return 2;
-  }
-  std::string catalog_dir = flags.catalog;
-  if (catalog_dir.empty()) {
-    catalog_dir = provider == "aws" ? options->aws_catalog : options->kwok_catalog;
-  }
-  if (provider == "aws" && catalog_dir.empty()) {
-    std::cerr << "error: --cloud-provider aws needs --catalog DIR (or DOVETAIL_AWS_CATALOG): a "
-                 "catalog directory as `dovetail catalog export` writes it\n";
+  if (!flags.cloud_provider.empty() && flags.cloud_provider != "kwok" &&
+      flags.cloud_provider != "aws") {
+    std::cerr << "error: --cloud-provider \"" << flags.cloud_provider
+              << "\": must be kwok or aws\n";
     return 2;
   }
 
@@ -125,6 +120,15 @@ int RunCost(const CostFlags& flags) {
               << " (is the API server reachable and are the karpenter.sh CRDs installed?)\n";
     return 1;
   }
+  // Prices come from the provider the cluster runs (cluster_provider.h) unless the flag says.
+  std::string provider = flags.cloud_provider;
+  if (provider.empty()) provider = CloudProviderOfNodePools(*pools);
+  if (provider.empty()) provider = options->cloud_provider;
+  std::string catalog_dir = flags.catalog;
+  if (catalog_dir.empty()) {
+    catalog_dir = provider == "aws" ? options->aws_catalog : options->kwok_catalog;
+  }
+
   std::vector<std::string> pool_names;
   bool pool_found = flags.node_pool.empty();
   for (const apis::v1::NodePool& p : *pools) {
@@ -197,11 +201,13 @@ void RegisterCostCommand(CLI::App& app, ExitCode& exit_code) {
   cmd->add_option("--kubeconfig", flags->kubeconfig,
                   "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
   cmd->add_option("--cloud-provider", flags->cloud_provider,
-                  "where prices come from: kwok (default; DOVETAIL_CLOUD_PROVIDER) or aws");
+                  "where prices come from: aws or kwok (default: the provider the NodePools' "
+                  "node classes belong to, else DOVETAIL_CLOUD_PROVIDER)");
   cmd->add_option("--catalog", flags->catalog,
                   "catalog directory (`dovetail catalog export` format); default for kwok: "
                   "DOVETAIL_KWOK_CATALOG, else the synthetic catalog; for aws: "
-                  "DOVETAIL_AWS_CATALOG (required)");
+                  "DOVETAIL_AWS_CATALOG, else the AWS catalog and static on-demand prices "
+                  "built in");
   cmd->add_option("--region", flags->region,
                   "region of the catalog's prices (default: AWS_REGION, the nodes' "
                   "topology.kubernetes.io/region, offerings.csv's region, us-east-1)");

@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "dovetail/apis/v1/labels.h"
+#include "dovetail/cli/cluster_provider.h"
 #include "dovetail/cli/commands.h"
 #include "dovetail/cloudprovider/kwok/kwok_cloud_provider.h"
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
@@ -31,6 +32,8 @@
 #include "dovetail/kube/event_recorder.h"
 #include "dovetail/kube/resource.h"
 #include "dovetail/kube/rest_client.h"
+#include "dovetail/kube/typed_client.h"
+#include "dovetail/operator/options.h"
 #include "dovetail/simulate/simulation.h"
 #include "dovetail/state/cluster.h"
 #include "dovetail/state/cluster_informers.h"
@@ -49,8 +52,8 @@ namespace disruption = controllers::disruption;
 
 struct ExplainFlags {
   std::string kubeconfig;
-  std::string cloud_provider = "kwok";
-  std::string catalog;  // aws: a catalog directory, as `simulate --catalog`
+  std::string cloud_provider;  // empty: the cluster's (cluster_provider.h)
+  std::string catalog;         // aws: a catalog directory, as `simulate --catalog`
   std::string output = "text";
   std::string target;
   int timeout_seconds = 30;
@@ -74,19 +77,29 @@ class Live {
                                                           kube::EventRecorderOptions{});
     live->cluster_ = std::make_unique<state::Cluster>(live->clock_);
     live->informers_ = std::make_unique<state::ClusterInformers>(*live->client_, *live->cluster_);
+    std::string provider = flags.cloud_provider;
+    if (provider.empty()) {
+      absl::StatusOr<std::vector<apis::v1::NodePool>> pools =
+          kube::TypedClient<apis::v1::NodePool>(*live->client_, kube::resources::kNodePools)
+              .List("");
+      if (!pools.ok()) return pools.status();
+      provider = CloudProviderOfNodePools(*pools);
+    }
+    if (provider.empty()) {
+      absl::StatusOr<op::Options> options = op::OptionsFromEnvironment();
+      if (!options.ok()) return options.status();
+      provider = options->cloud_provider;
+    }
     absl::StatusOr<cloudprovider::Catalog> catalog;
-    if (flags.cloud_provider == "kwok") {
+    if (provider == "kwok") {
       catalog = flags.catalog.empty() ? cloudprovider::kwok::SyntheticCatalog()
                                       : cloudprovider::kwok::LoadCatalog(flags.catalog);
-    } else if (flags.cloud_provider == "aws") {
-      if (flags.catalog.empty()) {
-        return absl::InvalidArgumentError(
-            "--cloud-provider aws needs --catalog DIR (e.g. from `dovetail catalog export`)");
-      }
-      catalog = simulate::LoadCatalog({.catalog = flags.catalog});
+    } else if (provider == "aws") {
+      // Without --catalog: the AWS catalog and on-demand prices compiled in.
+      catalog = simulate::LoadCatalog({.catalog = flags.catalog.empty() ? "aws" : flags.catalog});
     } else {
       return absl::InvalidArgumentError(
-          Cat("unknown --cloud-provider ", flags.cloud_provider, " (kwok or aws)"));
+          Cat("unknown --cloud-provider ", provider, " (kwok or aws)"));
     }
     if (!catalog.ok()) {
       return absl::InvalidArgumentError(Cat("catalog: ", catalog.status().message()));
@@ -415,9 +428,12 @@ void Run(const ExplainFlags& flags, bool pod, ExitCode& exit_code) {
 void AddCommon(CLI::App* cmd, ExplainFlags* flags) {
   cmd->add_option("--kubeconfig", flags->kubeconfig,
                   "kubeconfig file (default: $KUBECONFIG, ~/.kube/config or in-cluster)");
-  cmd->add_option("--cloud-provider", flags->cloud_provider, "kwok (default) or aws");
+  cmd->add_option("--cloud-provider", flags->cloud_provider,
+                  "aws or kwok (default: the provider the NodePools' node classes belong to, else "
+                  "DOVETAIL_CLOUD_PROVIDER)");
   cmd->add_option("--catalog", flags->catalog,
-                  "instance-type catalog directory (aws: required; kwok: default synthetic)");
+                  "instance-type catalog directory (aws: default the AWS catalog built in; kwok: "
+                  "default synthetic)");
   cmd->add_option("-o,--output", flags->output, "text (default) or json");
   cmd->add_option("--timeout", flags->timeout_seconds, "seconds to wait for the informers");
 }

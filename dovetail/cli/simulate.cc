@@ -65,7 +65,8 @@ void RegisterSimulateCommand(CLI::App& app, ExitCode& exit_code) {
   cmd->add_option("-f,--filename", flags->files, "Manifest file (YAML or JSON); repeatable")
       ->required();
   cmd->add_option("--catalog", flags->catalog.catalog,
-                  "Instance catalog: 'kwok' (built in) or an instance-types CSV / directory");
+                  "Instance catalog: 'kwok' (synthetic, built in), 'aws' (the AWS catalog and "
+                  "on-demand prices built in) or an instance-types CSV / directory");
   cmd->add_option("--prices", flags->catalog.prices,
                   "On-demand prices CSV (region,instance_type,usd_per_hour)");
   cmd->add_option("--spot-prices", flags->catalog.spot_prices,

@@ -27,11 +27,7 @@ using ::testing::HasSubstr;
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
-std::string AwsDataDir() {
-  const char* env = std::getenv("DOVETAIL_SHARED_DIR");
-  std::string shared = env != nullptr && *env != '\0' ? env : DOVETAIL_SHARED_DIR_DEFAULT;
-  return shared + "/data/aws";
-}
+std::string AwsDataDir() { return DOVETAIL_AWS_DATA_DIR; }
 
 std::string ReadText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -49,7 +45,7 @@ class AwsCatalogTest : public ::testing::Test {
   void SetUp() override {
     if (catalog_ != nullptr) return;
     absl::StatusOr<CatalogFiles> files = ReadCatalogDirectory(AwsDataDir());
-    ASSERT_TRUE(files.ok()) << files.status() << " (set DOVETAIL_SHARED_DIR)";
+    ASSERT_TRUE(files.ok()) << files.status();
     absl::StatusOr<Catalog> catalog = BuildCatalog(*files, CatalogOptions());
     ASSERT_TRUE(catalog.ok()) << catalog.status();
     files_ = new CatalogFiles(*std::move(files));

@@ -1,11 +1,5 @@
 #include "dovetail/kube/credentials.h"
 
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,9 +10,8 @@
 #include "absl/strings/strip.h"
 #include "dovetail/apis/core/codec.h"
 #include "dovetail/common/status_macros.h"
+#include "dovetail/common/subprocess.h"
 #include "nlohmann/json.hpp"
-
-extern char** environ;
 
 namespace dovetail::kube {
 
@@ -59,59 +52,23 @@ absl::StatusOr<Credentials> CredentialProvider::Get() {
 
 absl::StatusOr<std::pair<Credentials, std::optional<absl::Time>>> RunExecCredentialPlugin(
     const ExecConfig& exec) {
-  int out_pipe[2];
-  if (pipe(out_pipe) != 0) return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
-  posix_spawn_file_actions_addclose(&actions, out_pipe[1]);
-
-  std::vector<std::string> argv_storage = {exec.command};
-  argv_storage.insert(argv_storage.end(), exec.args.begin(), exec.args.end());
-  std::vector<std::string> env_storage;
-  for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
-  for (const auto& [name, value] : exec.env) env_storage.push_back(absl::StrCat(name, "=", value));
+  std::vector<std::string> argv = {exec.command};
+  argv.insert(argv.end(), exec.args.begin(), exec.args.end());
+  SubprocessOptions options;
+  options.extra_env.assign(exec.env.begin(), exec.env.end());
   const nlohmann::json info = {{"apiVersion", exec.api_version},
                                {"kind", "ExecCredential"},
                                {"spec", {{"interactive", false}}}};
-  env_storage.push_back(absl::StrCat("KUBERNETES_EXEC_INFO=", info.dump()));
-  std::vector<char*> argv;
-  for (std::string& a : argv_storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (std::string& e : env_storage) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  pid_t pid = 0;
-  const int rc =
-      posix_spawnp(&pid, exec.command.c_str(), &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  close(out_pipe[1]);
-  if (rc != 0) {
-    close(out_pipe[0]);
-    return absl::FailedPreconditionError(
-        absl::StrCat("exec plugin ", exec.command, ": ", strerror(rc)));
+  options.extra_env.emplace_back("KUBERNETES_EXEC_INFO", info.dump());
+  absl::StatusOr<SubprocessResult> run = RunSubprocess(argv, options);
+  if (!run.ok()) {
+    return absl::Status(run.status().code(), absl::StrCat("exec plugin ", run.status().message()));
   }
-  std::string output;
-  char buffer[4096];
-  while (true) {
-    const ssize_t n = read(out_pipe[0], buffer, sizeof(buffer));
-    if (n > 0) {
-      output.append(buffer, static_cast<size_t>(n));
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
-      break;
-    }
+  if (run->exit_code != 0) {
+    return absl::UnavailableError(
+        absl::StrCat("exec plugin ", exec.command, " failed (exit ", run->exit_code, ")"));
   }
-  close(out_pipe[0]);
-  int wstatus = 0;
-  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-    return absl::UnavailableError(absl::StrCat("exec plugin ", exec.command, " failed"));
-  }
+  const std::string& output = run->stdout_text;
   const nlohmann::json json = nlohmann::json::parse(output, nullptr, false);
   if (!json.is_object() || !json.contains("status") || !json["status"].is_object()) {
     return absl::InvalidArgumentError("exec plugin: output is not an ExecCredential with status");

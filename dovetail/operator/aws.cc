@@ -4,10 +4,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "dovetail/cloudprovider/aws_catalog.h"
+#include "dovetail/cloudprovider/aws_static_data.h"
 #include "dovetail/common/log.h"
+#include "dovetail/kube/resource.h"
 #include "dovetail/providers/aws/aws_client.h"
+#include "dovetail/providers/aws/bootstrap.h"
 #include "dovetail/providers/aws/cloudprovider/aws_cloud_provider.h"
+#include "dovetail/providers/aws/credentials_chain.h"
 #include "dovetail/providers/aws/ec2_client.h"
+#include "dovetail/providers/aws/eks_client.h"
 #include "dovetail/providers/aws/endpoints.h"
 #include "dovetail/providers/aws/env.h"
 #include "dovetail/providers/aws/errors.h"
@@ -21,7 +26,7 @@
 #include "dovetail/providers/aws/sqs_client.h"
 #include "dovetail/providers/aws/ssm_client.h"
 #include "dovetail/providers/aws/unavailable_offerings.h"
-#include "dovetail/providers/aws/web_identity_credentials.h"
+#include "nlohmann/json.hpp"
 
 namespace dovetail::op {
 namespace {
@@ -29,12 +34,28 @@ namespace {
 namespace aws = ::dovetail::providers::aws;
 constexpr std::string_view kAwsLogger = "operator.aws";
 
+// The clusterIP of Service kube-system/kube-dns, where upstream takes the nodes' DNS IP from.
+absl::StatusOr<std::string> KubeDnsIp(kube::Client& client) {
+  absl::StatusOr<std::string> body =
+      client.Get(kube::resources::kServices, "kube-system", "kube-dns");
+  if (!body.ok()) return body.status();
+  const nlohmann::json service = nlohmann::json::parse(*body, nullptr, /*allow_exceptions=*/false);
+  std::string ip;
+  if (service.is_object() && service.contains("spec") && service["spec"].is_object()) {
+    ip = service["spec"].value("clusterIP", "");
+  }
+  if (ip.empty() || ip == "None") {
+    return absl::NotFoundError("the Service has no clusterIP");
+  }
+  return ip;
+}
+
 class AwsStackImpl final : public AwsStack {
  public:
   AwsStackImpl(const Options& options, const Clock& clock)
       : options_(options), clock_(clock), unavailable_(clock) {}
 
-  absl::Status Init(kube::Client& client) {
+  absl::Status Init(kube::Client& client, std::string_view kube_ca_pem) {
     const aws::EnvLookup env = aws::ProcessEnv();
     aws::ImdsClient imds(transport_, aws::ImdsClient::Options{}, env);
     absl::StatusOr<std::string> region = aws::ResolveRegion(options_.aws_region, env, &imds);
@@ -60,17 +81,33 @@ class AwsStackImpl final : public AwsStack {
     if (auto s = make(aws::kIam, false, iam_raw_); !s.ok()) return s;
     if (auto s = make(aws::kSqs, true, sqs_raw_); !s.ok()) return s;
     if (auto s = make(aws::kPricing, true, pricing_raw_); !s.ok()) return s;
+    if (auto s = make(aws::kEks, true, eks_raw_); !s.ok()) return s;
     ec2_ = std::make_unique<aws::Ec2Client>(*ec2_raw_);
     ssm_ = std::make_unique<aws::SsmClient>(*ssm_raw_);
     iam_ = std::make_unique<aws::IamClient>(*iam_raw_);
     sqs_ = std::make_unique<aws::SqsClient>(*sqs_raw_);
     pricing_ = std::make_unique<aws::PricingClient>(*pricing_raw_);
+    eks_ = std::make_unique<aws::EksClient>(*eks_raw_);
+
+    // What nodes need to join (bootstrap.h): settings first, then EKS and the cluster itself.
+    absl::StatusOr<aws::BootstrapConfig> boot =
+        aws::DiscoverBootstrap({.cluster_name = options_.cluster_name,
+                                .endpoint = options_.cluster_endpoint,
+                                .ca_bundle = options_.cluster_ca_bundle,
+                                .service_cidr = options_.cluster_cidr},
+                               *eks_, kube_ca_pem, [&client] { return KubeDnsIp(client); });
+    if (!boot.ok()) return boot.status();
+    for (const std::string& note : boot->notes) {
+      log::Info(kAwsLogger, "node bootstrap", {{"source", note}});
+    }
+    bootstrap_ = *std::move(boot);
 
     aws::AwsCloudProvider::Options po;
     po.cluster_name = options_.cluster_name;
-    po.cluster_endpoint = options_.cluster_endpoint;
-    po.cluster_ca_bundle = options_.cluster_ca_bundle;
-    po.cluster_cidr = options_.cluster_cidr;
+    po.cluster_endpoint = bootstrap_.endpoint;
+    po.cluster_ca_bundle = bootstrap_.ca_bundle;
+    po.cluster_cidr = bootstrap_.service_cidr;
+    po.cluster_dns_ip = bootstrap_.dns_ip;
     po.catalog.region = region_;
     if (!options_.aws_catalog.empty()) {
       absl::StatusOr<cloudprovider::CatalogFiles> files =
@@ -80,6 +117,12 @@ class AwsStackImpl final : public AwsStack {
             absl::StrCat("DOVETAIL_AWS_CATALOG: ", files.status().message()));
       }
       po.catalog.static_files = *std::move(files);
+    } else {
+      // The catalog and on-demand prices compiled in (data/aws/).
+      const absl::StatusOr<cloudprovider::CatalogFiles>& built_in =
+          cloudprovider::BuiltInAwsCatalogFiles();
+      if (!built_in.ok()) return built_in.status();
+      po.catalog.static_files = *built_in;
     }
     cloud_ = std::make_unique<aws::AwsCloudProvider>(
         aws::AwsCloudProvider::Dependencies{.ec2 = *ec2_,
@@ -99,13 +142,14 @@ class AwsStackImpl final : public AwsStack {
     if (deps.metrics != nullptr) {
       // dovetail_aws_api_*_total{service,api}: every client's per-API counters (metrics.h).
       for (aws::AwsClient* c : {sts_.get(), ec2_raw_.get(), ssm_raw_.get(), iam_raw_.get(),
-                                sqs_raw_.get(), pricing_raw_.get()}) {
+                                sqs_raw_.get(), pricing_raw_.get(), eks_raw_.get()}) {
         if (c != nullptr) aws::ExportAwsApiMetrics(*c, *deps.metrics);
       }
     }
     aws::nodeclass::NodeClassOptions nco;
     nco.cluster_name = options_.cluster_name;
     nco.region = region_;
+    nco.cluster_cidr = bootstrap_.service_cidr;
     out.push_back(
         std::make_unique<aws::nodeclass::NodeClassController>(deps, *ec2_, *ssm_, *iam_, nco));
     if (!options_.interruption_queue.empty()) {
@@ -141,12 +185,14 @@ class AwsStackImpl final : public AwsStack {
   std::string region_;
   std::unique_ptr<aws::AwsClient> sts_;
   std::unique_ptr<aws::CredentialsProvider> credentials_;
-  std::unique_ptr<aws::AwsClient> ec2_raw_, ssm_raw_, iam_raw_, sqs_raw_, pricing_raw_;
+  std::unique_ptr<aws::AwsClient> ec2_raw_, ssm_raw_, iam_raw_, sqs_raw_, pricing_raw_, eks_raw_;
   std::unique_ptr<aws::Ec2Client> ec2_;
   std::unique_ptr<aws::SsmClient> ssm_;
   std::unique_ptr<aws::IamClient> iam_;
   std::unique_ptr<aws::SqsClient> sqs_;
   std::unique_ptr<aws::PricingClient> pricing_;
+  std::unique_ptr<aws::EksClient> eks_;
+  aws::BootstrapConfig bootstrap_;
   aws::UnavailableOfferings unavailable_;
   std::unique_ptr<aws::AwsCloudProvider> cloud_;
 };
@@ -154,9 +200,11 @@ class AwsStackImpl final : public AwsStack {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<AwsStack>> BuildAwsStack(const Options& options,
-                                                        kube::Client& client, const Clock& clock) {
+                                                        kube::Client& client,
+                                                        std::string_view kube_ca_pem,
+                                                        const Clock& clock) {
   auto stack = std::make_unique<AwsStackImpl>(options, clock);
-  if (absl::Status s = stack->Init(client); !s.ok()) return s;
+  if (absl::Status s = stack->Init(client, kube_ca_pem); !s.ok()) return s;
   return stack;
 }
 

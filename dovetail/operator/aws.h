@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -29,9 +30,13 @@ class AwsStack {
       const controllers::Dependencies& deps, controllers::disruption::Replacer* replacer) = 0;
 };
 
-// Errors: NotFound when no region is found; InvalidArgument for a bad endpoint override or
-// unreadable static catalog files.
+// `kube_ca_pem` is the CA the controller's Kubernetes client trusts (the nodes' CA bundle when
+// CLUSTER_CA_BUNDLE is not set; empty when none). Errors: NotFound when no region is found;
+// InvalidArgument for a bad endpoint override or unreadable static catalog files;
+// FailedPrecondition when the cluster endpoint or CA cannot be found (bootstrap.h).
 absl::StatusOr<std::unique_ptr<AwsStack>> BuildAwsStack(const Options& options,
-                                                        kube::Client& client, const Clock& clock);
+                                                        kube::Client& client,
+                                                        std::string_view kube_ca_pem,
+                                                        const Clock& clock);
 
 }  // namespace dovetail::op

@@ -16,10 +16,10 @@
 namespace dovetail::op {
 
 struct Options {
-  std::string kubeconfig;               // KUBECONFIG; "" = in-cluster, then ~/.kube/config
-  std::string cluster_name;             // CLUSTER_NAME
-  std::string cloud_provider = "kwok";  // DOVETAIL_CLOUD_PROVIDER: kwok | aws
-  std::string kwok_catalog;             // DOVETAIL_KWOK_CATALOG: catalog directory; "" = synthetic
+  std::string kubeconfig;              // KUBECONFIG; "" = in-cluster, then ~/.kube/config
+  std::string cluster_name;            // CLUSTER_NAME
+  std::string cloud_provider = "aws";  // DOVETAIL_CLOUD_PROVIDER: aws | kwok (fake Nodes)
+  std::string kwok_catalog;            // DOVETAIL_KWOK_CATALOG: catalog directory; "" = synthetic
   // aws only (reference §3.1; the AWS clients read AWS_REGION, AWS_ENDPOINT_URL*, credentials
   // and IMDS settings from the environment themselves).
   std::string cluster_endpoint;    // CLUSTER_ENDPOINT: the API endpoint nodes join

@@ -33,6 +33,7 @@ TEST(OptionsTest, DefaultsAreUpstreams) {
   EXPECT_EQ(o->leader_election_name, "karpenter-leader-election");
   EXPECT_FALSE(o->feature_gates.at("SpotToSpotConsolidation"));
   EXPECT_TRUE(o->feature_gates.at("ReservedCapacity"));
+  o->cluster_name = "prod";  // the aws provider, the default, needs it
   EXPECT_TRUE(Validate(*o).ok());
 }
 
@@ -76,12 +77,13 @@ TEST(OptionsTest, BadValuesNameTheVariable) {
 
 TEST(OptionsTest, ValidateRejectsUnknownPoliciesAndInvertedBatchWindows) {
   Options o;
+  o.cloud_provider = "kwok";
   o.preference_policy = "Sometimes";
   EXPECT_THAT(Validate(o).message(), HasSubstr("PREFERENCE_POLICY"));
-  o = Options{};
+  o = Options{.cloud_provider = "kwok"};
   o.batch_idle_duration = absl::Seconds(20);
   EXPECT_THAT(Validate(o).message(), HasSubstr("BATCH_IDLE_DURATION"));
-  o = Options{};
+  o = Options{.cloud_provider = "kwok"};
   o.cloud_provider = "gcp";
   EXPECT_THAT(Validate(o).message(), HasSubstr("unknown cloud provider"));
 }
@@ -97,7 +99,8 @@ TEST(OptionsTest, AwsNeedsAClusterNameAndReadsItsSettings) {
   EXPECT_THAT(Validate(*o).message(), HasSubstr("CLUSTER_NAME"));
   o->cluster_name = "prod";
   EXPECT_TRUE(Validate(*o).ok());
-  EXPECT_EQ(Options{}.cloud_provider, "kwok");
+  // As the chart and upstream: a real cluster never gets fake Nodes by default.
+  EXPECT_EQ(Options{}.cloud_provider, "aws");
   EXPECT_TRUE(Options{}.interruption_queue.empty());
 }
 

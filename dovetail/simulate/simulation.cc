@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -23,6 +25,7 @@
 #include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/apis/validation/validation.h"
 #include "dovetail/cloudprovider/aws_catalog.h"
+#include "dovetail/cloudprovider/aws_static_data.h"
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
 #include "dovetail/scheduling/requirements.h"
 
@@ -43,7 +46,18 @@ absl::StatusOr<cloudprovider::Catalog> LoadCatalog(const CatalogSpec& spec) {
   options.region = spec.region.empty() ? "us-east-1" : spec.region;
   options.zones = spec.zones;
   absl::StatusOr<cloudprovider::CatalogFiles> files;
-  if (std::filesystem::is_directory(spec.catalog)) {
+  if (spec.catalog == "aws") {
+    files = cloudprovider::BuiltInAwsCatalogFiles();
+    if (files.ok() && !spec.spot_prices.empty()) {
+      std::ifstream in(spec.spot_prices, std::ios::binary);
+      if (!in.is_open()) return absl::NotFoundError(absl::StrCat("cannot read ", spec.spot_prices));
+      std::ostringstream text;
+      text << in.rdbuf();
+      auto spot = cloudprovider::ParseSpotPricesCsv(text.str(), spec.spot_prices);
+      if (!spot.ok()) return spot.status();
+      files->spot_prices = *std::move(spot);
+    }
+  } else if (std::filesystem::is_directory(spec.catalog)) {
     files = cloudprovider::ReadCatalogDirectory(spec.catalog);
     if (files.ok() && !spec.spot_prices.empty()) {
       auto spot =

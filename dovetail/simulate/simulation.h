@@ -23,7 +23,8 @@
 namespace dovetail::simulate {
 
 struct CatalogSpec {
-  // "kwok" for the built-in synthetic catalog, or the path of an instance-types CSV (or of a
+  // "kwok" for the built-in synthetic catalog, "aws" for the AWS catalog and on-demand prices
+  // compiled in (cloudprovider/aws_static_data.h), or the path of an instance-types CSV (or of a
   // directory holding instance-types.csv, on-demand-prices.csv and optionally spot-prices.csv
   // and offerings.csv).
   std::string catalog = "kwok";

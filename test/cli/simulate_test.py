@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """End-to-end checks of `dovetail simulate` on examples/simulate (docs/simulate.md).
 
-Usage: simulate_test.py DOVETAIL_BINARY. Needs the AWS catalog in $DOVETAIL_SHARED_DIR/data/aws
-(default: ../shared next to the repository) and the `jsonschema` module (installed with moto into
-.cache/venv by scripts/install-deps). Prints one line per check and `N passed, M failed`.
+Usage: simulate_test.py DOVETAIL_BINARY. Reads the AWS catalog in data/aws (the files the binary
+also compiles in) and needs the `jsonschema` module (installed with moto into .cache/venv by
+scripts/install-deps). Prints one line per check and `N passed, M failed`.
 """
 import collections
 import json
@@ -15,8 +15,7 @@ import tempfile
 import jsonschema
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHARED = os.environ.get("DOVETAIL_SHARED_DIR", os.path.join(os.path.dirname(REPO), "shared"))
-AWS = os.path.join(SHARED, "data", "aws")
+AWS = os.path.join(REPO, "data", "aws")
 EXAMPLES = os.path.join(REPO, "examples", "simulate")
 SCHEMA = json.load(open(os.path.join(REPO, "docs", "simulate.schema.json")))
 EXPECTED_PODS = 30 + 3 + 2 + 12  # web, cache, trainer, nightly-report
@@ -114,6 +113,16 @@ def main():
                   and "kubernetes.io/arch" in c["labels"] for c in plan["nodeClaims"]))
         check("aws: options are priced cheapest first, the chosen type among them",
               all(c["instanceType"] == c["instanceTypeOptions"][0] for c in plan["nodeClaims"]))
+        # The catalog compiled into the binary is the same data: the same plan.
+        b = run(binary, "-f", EXAMPLES, "--catalog", "aws", "--region", "us-east-1", "-o", "json")
+        check("aws built in: exit code 0", b.returncode == 0, b.stderr)
+        if b.returncode == 0:
+            built_in = json.loads(b.stdout)
+            check("aws built in: the same NodeClaims and prices as the data/aws files",
+                  built_in["nodeClaims"] == plan["nodeClaims"]
+                  and built_in["totalPricePerHour"] == plan["totalPricePerHour"]
+                  and built_in["lowerBoundPricePerHour"] == plan["lowerBoundPricePerHour"],
+                  f"{built_in['totalPricePerHour']} vs {plan['totalPricePerHour']}")
 
     # 2. The same files on the built-in kwok catalog: AWS-only pools leave pods unschedulable,
     #    each with a reason, and the output is still well formed.

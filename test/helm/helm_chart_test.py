@@ -287,7 +287,8 @@ def test_rbac_least_privilege() -> None:
         # Every resource the controller calls has a grant (leases: in the release namespace).
         namespaced = grants(ns_rules)
         for name, (group, plural) in sorted(controller_resources().items()):
-            if name == "kEC2NodeClasses" and "kwok" in provider_args[-1]:
+            # AWS only: the node class controller, and node bootstrap's kube-dns lookup.
+            if name in ("kEC2NodeClasses", "kServices") and "kwok" in provider_args[-1]:
                 continue
             granted = cluster.get((group, plural), set()) | namespaced.get((group, plural), set())
             assert granted, f"the controller uses {name} ({group or 'core'}/{plural}); no rule grants it"
@@ -300,6 +301,7 @@ def test_rbac_least_privilege() -> None:
         else:
             assert "create" not in cluster[("", "nodes")], "only the kwok provider creates Nodes"
             assert {"patch"} <= cluster[("karpenter.k8s.aws", "ec2nodeclasses/status")]
+            assert cluster[("", "services")] == {"get"}, "services: read kube-dns only"
     # Extra rules are appended as given.
     docs = render("--set", "settings.clusterName=x", "--set", "additionalClusterRoleRules[0].apiGroups[0]=x.io",
                   "--set", "additionalClusterRoleRules[0].resources[0]=things",

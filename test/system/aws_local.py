@@ -423,11 +423,6 @@ class Joiner:
 # --------------------------------------------------------------------------------- controller
 
 
-def default_catalog() -> str:
-    d = (ROOT / "../shared/data/aws").resolve()
-    return str(d) if (d / "instance-types.csv").exists() else ""
-
-
 def controller_env(endpoint: str, cluster: str, queue: str, cluster_endpoint: str = "",
                    catalog: str | None = None) -> dict[str, str]:
     """The controller's environment for moto (docs/aws.md, Settings)."""
@@ -439,7 +434,6 @@ def controller_env(endpoint: str, cluster: str, queue: str, cluster_endpoint: st
     }
     if cluster_endpoint:
         env["CLUSTER_ENDPOINT"] = cluster_endpoint
-    catalog = default_catalog() if catalog is None else catalog
     if catalog:
         env["DOVETAIL_AWS_CATALOG"] = catalog
     return env
@@ -634,7 +628,7 @@ def main() -> int:
         sp.add_argument("--moto-server", default=str(ROOT / ".cache/venv/bin/moto_server"))
         sp.add_argument("--cluster", default="dev")
         sp.add_argument("--catalog", default=None,
-                        help="DOVETAIL_AWS_CATALOG (default: ../shared/data/aws when present)")
+                        help="DOVETAIL_AWS_CATALOG (default: the catalog compiled into dovetail)")
         sp.add_argument("--boot-seconds", type=float, default=0.0,
                         help="how long an instance runs before the joiner registers its Node")
         sp.add_argument("--no-example", action="store_true",

@@ -14,10 +14,11 @@ kube-scheduler, kube-controller-manager, kwok), with nodes launched by `dovetail
   3. The table output carries the same per-NodePool and total costs; `--nodepool` keeps one pool.
   4. The controller's /metrics: dovetail_nodepool_cost_per_hour per NodePool and
      dovetail_cluster_cost_per_hour equal the CLI's totals.
-  5. Prices from a catalog that knows none of the kwok types (the AWS catalog files, when present):
-     every node shows an unknown price, the totals are 0 and a note says why.
+  5. Prices from a catalog that knows none of the kwok types (the AWS catalog in data/aws, and the
+     same compiled in when --catalog is not given): every node shows an unknown price, the totals
+     are 0 and a note says why.
   6. Bad input: an unreachable API server, a missing kubeconfig, an unknown output format, an
-     unknown NodePool, aws without a catalog: a clear error and a non-zero exit.
+     unknown NodePool: a clear error and a non-zero exit.
 
 Usage: cost_e2e_test.py DOVETAIL_BINARY. Needs KUBECONFIG and DOVETAIL_K8S_BIN (set by
 dovetail_kube_test). Prints `N passed, M failed` last; exits non-zero if anything failed.
@@ -291,23 +292,30 @@ def main() -> int:
         except OSError as e:
             check("/metrics is served", False, f"{ports}: {e}")
 
-        aws_catalog = (ROOT / "../shared/data/aws").resolve()
-        if (aws_catalog / "instance-types.csv").exists():
-            unknown = cost_json(binary, "--cloud-provider", "aws", "--catalog", str(aws_catalog))
-            if unknown is not None:
-                mine = [r for r in unknown["nodes"] if r["nodePool"] in REPLICAS]
-                check("types the catalog does not know have no price, no total and a note",
-                      mine and all(r["pricePerHour"] is None for r in mine)
-                      and all(unknown_pool["costPerHour"] == 0 for unknown_pool in unknown["nodePools"]
-                              if unknown_pool["name"] in REPLICAS)
-                      and any("no known price" in n for n in unknown["notes"]), json.dumps(unknown["notes"]))
-                table = run(binary, "cost", "--kubeconfig", KUBECONFIG, "--cloud-provider", "aws",
-                            "--catalog", str(aws_catalog))
-                check("the table shows ? for an unknown price",
-                      table.returncode == 0 and any(" ? " in f" {l} " for l in table.stdout.splitlines()),
-                      table.stdout[-400:])
-        else:
-            print(f"skip  unknown prices: no AWS catalog at {aws_catalog}")
+        aws_catalog = ROOT / "data" / "aws"
+        unknown = cost_json(binary, "--cloud-provider", "aws", "--catalog", str(aws_catalog))
+        if unknown is not None:
+            mine = [r for r in unknown["nodes"] if r["nodePool"] in REPLICAS]
+            check("types the catalog does not know have no price, no total and a note",
+                  mine and all(r["pricePerHour"] is None for r in mine)
+                  and all(unknown_pool["costPerHour"] == 0 for unknown_pool in unknown["nodePools"]
+                          if unknown_pool["name"] in REPLICAS)
+                  and any("no known price" in n for n in unknown["notes"]), json.dumps(unknown["notes"]))
+            # Without --catalog (and DOVETAIL_AWS_CATALOG): the same data, compiled in.
+            env = {k: v for k, v in os.environ.items() if k != "DOVETAIL_AWS_CATALOG"}
+            r = subprocess.run([binary, "cost", "--kubeconfig", KUBECONFIG, "--cloud-provider", "aws",
+                                "-o", "json"], capture_output=True, text=True, timeout=60, env=env)
+            built_in = json.loads(r.stdout) if r.returncode == 0 else None
+            check("aws without --catalog prices from the catalog built in, as data/aws does",
+                  built_in is not None
+                  and {p["name"]: p["costPerHour"] for p in built_in["nodePools"]}
+                  == {p["name"]: p["costPerHour"] for p in unknown["nodePools"]}
+                  and built_in["notes"] == unknown["notes"], f"rc={r.returncode} {r.stderr.strip()}")
+            table = run(binary, "cost", "--kubeconfig", KUBECONFIG, "--cloud-provider", "aws",
+                        "--catalog", str(aws_catalog))
+            check("the table shows ? for an unknown price",
+                  table.returncode == 0 and any(" ? " in f" {l} " for l in table.stdout.splitlines()),
+                  table.stdout[-400:])
 
         # Bad input.
         bad_kc = workdir / "unreachable.kubeconfig"
@@ -329,11 +337,6 @@ current-context: x
         check("-o yaml is refused", r.returncode != 0 and "table or json" in r.stderr, r.stderr.strip())
         r = run(binary, "cost", "--kubeconfig", KUBECONFIG, "--nodepool", "no-such-pool")
         check("an unknown --nodepool is an error", r.returncode != 0 and "no-such-pool" in r.stderr,
-              r.stderr.strip())
-        env = {k: v for k, v in os.environ.items() if k != "DOVETAIL_AWS_CATALOG"}
-        r = subprocess.run([binary, "cost", "--kubeconfig", KUBECONFIG, "--cloud-provider", "aws"],
-                           capture_output=True, text=True, timeout=60, env=env)
-        check("aws without a catalog is an error", r.returncode != 0 and "--catalog" in r.stderr,
               r.stderr.strip())
     finally:
         rc = process.stop()

@@ -62,12 +62,15 @@ def apply_crds() -> None:
 
 
 class ControllerProcess:
-    """`dovetail controller` with the kwok provider, restartable, logging to one file."""
+    """`dovetail controller` with the kwok provider (unless `extra_args` names another),
+    restartable, logging to one file."""
 
     def __init__(self, binary: str, log_path: Path, extra_args: list[str] | None = None):
         self.binary = binary
         self.log_path = log_path
         self.extra_args = extra_args or []
+        if "--cloud-provider" not in self.extra_args:
+            self.extra_args = ["--cloud-provider", "kwok", *self.extra_args]
         self.log = open(log_path, "w")
         self.proc: subprocess.Popen | None = None
 

@@ -247,9 +247,7 @@ TEST(SyntheticCatalogFilesTest, WrittenCatalogLoadsBackIdentically) {
 }
 
 TEST(SyntheticCatalogFilesTest, LoadsTheAwsCatalogWithKwokLabels) {
-  const char* env = std::getenv("DOVETAIL_SHARED_DIR");
-  std::string shared = env != nullptr && *env != '\0' ? env : DOVETAIL_SHARED_DIR_DEFAULT;
-  absl::StatusOr<Catalog> catalog = LoadCatalog(shared + "/data/aws");
+  absl::StatusOr<Catalog> catalog = LoadCatalog(DOVETAIL_AWS_DATA_DIR);
   ASSERT_TRUE(catalog.ok()) << catalog.status();
   EXPECT_EQ(catalog->size(), 1363u);
   const InstanceType* m5 = catalog->Find("m5.large");

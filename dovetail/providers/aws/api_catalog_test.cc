@@ -9,10 +9,7 @@ namespace {
 
 using cloudprovider::InstanceTypeRow;
 
-std::string SharedDir() {
-  const char* env = std::getenv("DOVETAIL_SHARED_DIR");
-  return env != nullptr ? env : DOVETAIL_SHARED_DIR_DEFAULT;
-}
+std::string AwsDataDir() { return DOVETAIL_AWS_DATA_DIR; }
 
 // m5.large as DescribeInstanceTypes reports it.
 Ec2InstanceTypeInfo M5Large() {
@@ -44,8 +41,8 @@ Ec2InstanceTypeInfo M6gLarge() {
 
 const cloudprovider::CatalogFiles& StaticFiles() {
   static const auto* files = [] {
-    auto f = cloudprovider::ReadCatalogFiles(SharedDir() + "/data/aws/instance-types.csv",
-                                             SharedDir() + "/data/aws/on-demand-prices.csv");
+    auto f = cloudprovider::ReadCatalogFiles(AwsDataDir() + "/instance-types.csv",
+                                             AwsDataDir() + "/on-demand-prices.csv");
     EXPECT_TRUE(f.ok()) << f.status();
     return new cloudprovider::CatalogFiles(f.ok() ? *f : cloudprovider::CatalogFiles{});
   }();

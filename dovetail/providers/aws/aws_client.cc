@@ -59,6 +59,17 @@ absl::Duration AwsClient::Backoff(int retry, bool throttled) {
 }
 
 absl::StatusOr<HttpResponse> AwsClient::Send(std::string_view api, AwsRequest request) {
+  return SendWith(api, std::move(request), credentials_);
+}
+
+absl::StatusOr<HttpResponse> AwsClient::SendAs(std::string_view api, AwsRequest request,
+                                               const AwsCredentials& credentials) {
+  StaticCredentialsProvider provider(credentials);
+  return SendWith(api, std::move(request), &provider);
+}
+
+absl::StatusOr<HttpResponse> AwsClient::SendWith(std::string_view api, AwsRequest request,
+                                                 CredentialsProvider* credentials) {
   const std::string name(api);
   auto count = [&](auto field) {
     absl::MutexLock lock(&mu_);
@@ -77,8 +88,8 @@ absl::StatusOr<HttpResponse> AwsClient::Send(std::string_view api, AwsRequest re
     if (attempt > 0) count(&ApiStats::retries);
     if (absl::Duration wait = bucket.Reserve(); wait > absl::ZeroDuration()) sleep_(wait);
     AwsRequest signed_request = request;
-    if (credentials_ != nullptr) {
-      auto creds = credentials_->Get();
+    if (credentials != nullptr) {
+      auto creds = credentials->Get();
       if (!creds.ok()) {
         count(&ApiStats::errors);
         // "No credentials anywhere" must not read as a missing AWS resource.

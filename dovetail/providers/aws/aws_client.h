@@ -102,6 +102,10 @@ class AwsClient {
   // Sends `request` (endpoint filled in from the options) for API `api` ("DescribeSubnets").
   // Returns the 2xx response, or the final error.
   absl::StatusOr<HttpResponse> Send(std::string_view api, AwsRequest request);
+  // As Send, signed with `credentials` instead of the client's provider (STS AssumeRole signs
+  // with the source credentials of the role it assumes).
+  absl::StatusOr<HttpResponse> SendAs(std::string_view api, AwsRequest request,
+                                      const AwsCredentials& credentials);
 
   const Options& options() const { return options_; }
   ApiStats Stats(std::string_view api) const;
@@ -112,6 +116,8 @@ class AwsClient {
   void SetStatsObserver(StatsObserver observer);
 
  private:
+  absl::StatusOr<HttpResponse> SendWith(std::string_view api, AwsRequest request,
+                                        CredentialsProvider* credentials);
   TokenBucket& BucketFor(std::string_view api);
   absl::Duration Backoff(int retry, bool throttled);
 

@@ -1,11 +1,6 @@
-// Where AWS credentials come from, in the SDKs' default order:
-//   EnvironmentCredentialsProvider  AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN
-//   WebIdentityCredentialsProvider  AWS_ROLE_ARN + AWS_WEB_IDENTITY_TOKEN_FILE (IRSA) via STS
-//                                   AssumeRoleWithWebIdentity (web_identity_credentials.h)
-//   ProfileCredentialsProvider      AWS_PROFILE (default "default") in AWS_SHARED_CREDENTIALS_FILE
-//                                   (~/.aws/credentials) and AWS_CONFIG_FILE (~/.aws/config,
-//                                   sections "[profile NAME]"); static keys only
-// ChainCredentialsProvider tries them in order: a provider that has no credentials to offer
+// AWS credentials: the provider interface, the environment source, the chain and the cache. The
+// other sources have a file each, and credentials_chain.h puts them in the SDKs' default order.
+// ChainCredentialsProvider tries providers in order: a provider that has no credentials to offer
 // answers NotFound and the next one is asked; any other error stops the chain.
 // CachingCredentialsProvider keeps the last credentials until `refresh_before` ahead of their
 // expiration, then fetches again (a failed refresh keeps serving unexpired credentials).
@@ -13,7 +8,6 @@
 // Get() may block on I/O (files, STS). All providers are thread-safe.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,21 +50,9 @@ class EnvironmentCredentialsProvider final : public CredentialsProvider {
   EnvLookup env_;
 };
 
-class ProfileCredentialsProvider final : public CredentialsProvider {
- public:
-  explicit ProfileCredentialsProvider(EnvLookup env = ProcessEnv()) : env_(std::move(env)) {}
-  // NotFound when neither file exists or the profile has no aws_access_key_id; InvalidArgument
-  // for a key id without a secret.
-  absl::StatusOr<AwsCredentials> Get() override;
-
- private:
-  EnvLookup env_;
-};
-
-// Parses an INI file of the shared config/credentials format: returns the key/value pairs of
-// section `section` ("default", "profile dev", ...); NotFound when the section is absent.
-absl::StatusOr<std::map<std::string, std::string>> ReadIniSection(std::string_view text,
-                                                                  std::string_view section);
+// The Expiration of a credentials reply (RFC 3339: "2026-12-05T06:00:00Z"); nullopt when it does
+// not parse.
+std::optional<absl::Time> ParseExpiration(std::string_view text);
 
 class ChainCredentialsProvider final : public CredentialsProvider {
  public:

@@ -1,10 +1,18 @@
 #include "dovetail/providers/aws/credentials.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/match.h"
+#include "dovetail/common/absl_compat.h"
+#include "dovetail/providers/aws/container_credentials.h"
+#include "dovetail/providers/aws/credentials_chain.h"
 #include "dovetail/providers/aws/endpoints.h"
+#include "dovetail/providers/aws/instance_profile_credentials.h"
+#include "dovetail/providers/aws/process_credentials.h"
+#include "dovetail/providers/aws/profile_credentials.h"
 #include "dovetail/providers/aws/region.h"
 #include "dovetail/providers/aws/test_server.h"
 #include "dovetail/providers/aws/web_identity_credentials.h"
@@ -164,10 +172,18 @@ TEST(DefaultCredentialsChainTest, EnvironmentBeforeFilesAndNothingIsNotFound) {
                       {"AWS_SECRET_ACCESS_KEY", "E"}});
   EXPECT_EQ(DefaultCredentialsChain(sts, clock, both)->Get()->access_key_id, "ENV");
 
-  auto nothing = MapEnv(
-      {{"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"}, {"AWS_CONFIG_FILE", "/nonexistent"}});
-  EXPECT_EQ(DefaultCredentialsChain(sts, clock, nothing)->Get().status().code(),
-            absl::StatusCode::kNotFound);
+  // Nothing configured: NotFound naming every source and why it did not apply.
+  auto nothing = MapEnv({{"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"},
+                         {"AWS_CONFIG_FILE", "/nonexistent"},
+                         {"AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1"}});
+  auto none = DefaultCredentialsChain(sts, clock, nothing)->Get();
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+  for (const char* source :
+       {"environment: AWS_ACCESS_KEY_ID", "web identity: AWS_ROLE_ARN", "profile 'default'",
+        "container (EKS Pod Identity, ECS)", "IMDS (http://127.0.0.1:1): not reachable"}) {
+    EXPECT_TRUE(absl::StrContains(none.status().message(), source))
+        << source << " in " << none.status();
+  }
 }
 
 TEST(EndpointsTest, ExplicitThenServiceEnvThenGlobalEnvThenDefault) {
@@ -250,6 +266,316 @@ TEST(ImdsUnreachableTest, RegionIsNotFoundNamingTheEndpoint) {
   auto region = ResolveRegion("", MapEnv({}), &imds);
   EXPECT_EQ(region.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(region.status().message().find("127.0.0.1:1"), std::string::npos);
+}
+
+// The EKS Pod Identity agent: a loopback stand-in that serves credentials at /v1/credentials only
+// to requests carrying the expected Authorization token, numbered by fetch and expiring
+// `lifetime` after `clock`'s now.
+class PodIdentityAgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_.server().Get("/v1/credentials", [this](const httplib::Request& req,
+                                                   httplib::Response& res) {
+      absl::MutexLock lock(&mu_);
+      seen_tokens_.push_back(req.get_header_value("Authorization"));
+      if (fail_next_ > 0) {
+        --fail_next_;
+        res.status = 500;
+        return;
+      }
+      if (req.get_header_value("Authorization") != expected_token_) {
+        res.status = 403;
+        res.set_content(R"({"code":"AccessDeniedException","message":"bad token"})",
+                        "application/json");
+        return;
+      }
+      ++served_;
+      res.set_content(
+          Cat(R"({"AccessKeyId":"ASIAPOD)", served_, R"(","SecretAccessKey":"pod-secret",)",
+              R"("Token":"pod-session","AccountId":"123456789012","Expiration":")",
+              absl::FormatTime(absl::RFC3339_sec, clock_.Now() + lifetime_, absl::UTCTimeZone()),
+              R"("})"),
+          "application/json");
+    });
+    ASSERT_TRUE(server_.Start());
+    token_file_ = WriteTemp("pod-identity-token", "eks-pod-identity-token-1\n");
+  }
+  EnvLookup Env(std::map<std::string, std::string, std::less<>> extra = {}) {
+    extra.emplace("AWS_CONTAINER_CREDENTIALS_FULL_URI", server_.url() + "/v1/credentials");
+    extra.emplace("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", token_file_);
+    return MapEnv(std::move(extra));
+  }
+
+  FakeClock clock_{absl::Now()};
+  absl::Duration lifetime_ = absl::Hours(6);
+  testing::TestServer server_;
+  std::string token_file_;
+  absl::Mutex mu_;
+  std::string expected_token_ ABSL_GUARDED_BY(mu_) = "eks-pod-identity-token-1";
+  std::vector<std::string> seen_tokens_ ABSL_GUARDED_BY(mu_);
+  int served_ ABSL_GUARDED_BY(mu_) = 0;
+  int fail_next_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+TEST_F(PodIdentityAgentTest, CredentialsComeWithTheTokenFromTheFile) {
+  auto c = ContainerCredentialsProvider(Env()).Get();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->access_key_id, "ASIAPOD1");
+  EXPECT_EQ(c->secret_access_key, "pod-secret");
+  EXPECT_EQ(c->session_token, "pod-session");
+  ASSERT_TRUE(c->expiration.has_value());
+  EXPECT_EQ(absl::ToUnixSeconds(*c->expiration),
+            absl::ToUnixSeconds(clock_.Now() + absl::Hours(6)));
+  EXPECT_EQ(c->source, "container:" + server_.url() + "/v1/credentials");
+  absl::MutexLock lock(&mu_);
+  EXPECT_EQ(seen_tokens_, std::vector<std::string>{"eks-pod-identity-token-1"});
+}
+
+TEST_F(PodIdentityAgentTest, TheTokenFileIsReadAgainAndWinsOverTheInlineToken) {
+  ContainerCredentialsProvider provider(Env({{"AWS_CONTAINER_AUTHORIZATION_TOKEN", "inline"}}));
+  ASSERT_TRUE(provider.Get().ok());
+  // EKS rotates the projected token: the next fetch presents the new one.
+  WriteTemp("pod-identity-token", "eks-pod-identity-token-2");
+  {
+    absl::MutexLock lock(&mu_);
+    expected_token_ = "eks-pod-identity-token-2";
+  }
+  ASSERT_TRUE(provider.Get().ok());
+  // Without the file, the inline token is sent.
+  auto inline_only =
+      MapEnv({{"AWS_CONTAINER_CREDENTIALS_FULL_URI", server_.url() + "/v1/credentials"},
+              {"AWS_CONTAINER_AUTHORIZATION_TOKEN", "inline"}});
+  EXPECT_EQ(ContainerCredentialsProvider(inline_only).Get().status().code(),
+            absl::StatusCode::kPermissionDenied);
+  absl::MutexLock lock(&mu_);
+  EXPECT_EQ(seen_tokens_, (std::vector<std::string>{"eks-pod-identity-token-1",
+                                                    "eks-pod-identity-token-2", "inline"}));
+}
+
+TEST_F(PodIdentityAgentTest, ARefusedTokenIsPermissionDeniedWithTheAgentsMessage) {
+  {
+    absl::MutexLock lock(&mu_);
+    expected_token_ = "another";
+  }
+  auto c = ContainerCredentialsProvider(Env()).Get();
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(absl::StrContains(c.status().message(), "AccessDeniedException: bad token"))
+      << c.status();
+}
+
+TEST_F(PodIdentityAgentTest, AServerErrorIsRetried) {
+  {
+    absl::MutexLock lock(&mu_);
+    fail_next_ = 2;
+  }
+  auto c = ContainerCredentialsProvider(Env()).Get();
+  ASSERT_TRUE(c.ok()) << c.status();
+  {
+    absl::MutexLock lock(&mu_);
+    EXPECT_EQ(seen_tokens_.size(), 3u);
+    fail_next_ = 3;
+  }
+  EXPECT_EQ(ContainerCredentialsProvider(Env()).Get().status().code(),
+            absl::StatusCode::kUnavailable);
+}
+
+TEST_F(PodIdentityAgentTest, TheChainRefreshesBeforeTheCredentialsExpire) {
+  lifetime_ = absl::Minutes(15);
+  HttpTransport transport;
+  AwsClient sts({.transport = transport, .clock = clock_},
+                {.service = kSts, .region = "us-east-1", .endpoint = "http://127.0.0.1:1"});
+  // Pod Identity sets only the container variables: the chain passes over the environment, web
+  // identity and the (absent) shared files to the agent.
+  auto chain = DefaultCredentialsChain(
+      sts, clock_,
+      Env({{"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"}, {"AWS_CONFIG_FILE", "/nonexistent"}}));
+  EXPECT_EQ(chain->Get()->access_key_id, "ASIAPOD1");
+  clock_.Advance(absl::Minutes(9));
+  EXPECT_EQ(chain->Get()->access_key_id, "ASIAPOD1");
+  clock_.Advance(absl::Minutes(2));  // 11 of 15 minutes: inside the 5-minute refresh window
+  EXPECT_EQ(chain->Get()->access_key_id, "ASIAPOD2");
+  clock_.Advance(absl::Minutes(16));  // past the second expiry
+  EXPECT_EQ(chain->Get()->access_key_id, "ASIAPOD3");
+}
+
+TEST(ContainerCredentialsUrlTest, RelativeUrisGoToTheEcsAgentAndPlainHttpOnlyToAgentsOrLoopback) {
+  auto url = [](std::map<std::string, std::string, std::less<>> env) {
+    return ContainerCredentialsUrl(MapEnv(std::move(env)));
+  };
+  EXPECT_EQ(*url({{"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/credentials/abc"}}),
+            "http://169.254.170.2/v2/credentials/abc");
+  EXPECT_EQ(*url({{"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/rel"},
+                  {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1/full"}}),
+            "http://169.254.170.2/rel");
+  for (const char* ok :
+       {"http://169.254.170.23/v1/credentials", "http://[fd00:ec2::23]/v1/credentials",
+        "http://169.254.170.2/creds", "http://127.0.0.1:8080/c", "http://localhost/c",
+        "http://[::1]:80/c", "https://creds.example.com/c"}) {
+    EXPECT_EQ(*url({{"AWS_CONTAINER_CREDENTIALS_FULL_URI", ok}}), ok);
+  }
+  for (const char* refused :
+       {"http://creds.example.com/c", "http://169.254.169.254/c", "ftp://127.0.0.1/c"}) {
+    EXPECT_EQ(url({{"AWS_CONTAINER_CREDENTIALS_FULL_URI", refused}}).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << refused;
+  }
+  EXPECT_EQ(url({}).status().code(), absl::StatusCode::kNotFound);
+}
+
+// IMDS serving an instance role, refusing GETs without the session token as EC2 does.
+class InstanceRoleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_.server().Put("/latest/api/token", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("IMDS-TOKEN", "text/plain");
+    });
+    auto guarded = [this](std::string body) {
+      return [this, body](const httplib::Request& req, httplib::Response& res) {
+        if (req.get_header_value("X-aws-ec2-metadata-token") != "IMDS-TOKEN") {
+          res.status = 401;
+          return;
+        }
+        if (!has_role_) {
+          res.status = 404;
+          return;
+        }
+        res.set_content(body, "text/plain");
+      };
+    };
+    server_.server().Get("/latest/meta-data/iam/security-credentials/",
+                         guarded("KarpenterNodeRole-dovetail\n"));
+    server_.server().Get("/latest/meta-data/iam/security-credentials/KarpenterNodeRole-dovetail",
+                         guarded(R"({"Code":"Success","Type":"AWS-HMAC","AccessKeyId":"ASIAIMDS",)"
+                                 R"("SecretAccessKey":"imds-secret","Token":"imds-session",)"
+                                 R"("Expiration":"2026-12-05T12:00:00Z"})"));
+    ASSERT_TRUE(server_.Start());
+  }
+  testing::TestServer server_;
+  std::atomic<bool> has_role_ = true;
+};
+
+TEST_F(InstanceRoleTest, CredentialsOfTheInstanceRoleOverImdsV2) {
+  auto env = MapEnv({{"AWS_EC2_METADATA_SERVICE_ENDPOINT", server_.url()}});
+  auto c = InstanceProfileCredentialsProvider(env).Get();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->access_key_id, "ASIAIMDS");
+  EXPECT_EQ(c->secret_access_key, "imds-secret");
+  EXPECT_EQ(c->session_token, "imds-session");
+  EXPECT_EQ(c->source, "imds:KarpenterNodeRole-dovetail");
+  EXPECT_EQ(c->expiration, absl::FromUnixSeconds(1796472000));  // 2026-12-05T12:00:00Z
+}
+
+TEST_F(InstanceRoleTest, NoRoleDisabledOrUnreachableIsNotFound) {
+  has_role_ = false;
+  auto env = MapEnv({{"AWS_EC2_METADATA_SERVICE_ENDPOINT", server_.url()}});
+  auto none = InstanceProfileCredentialsProvider(env).Get();
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(absl::StrContains(none.status().message(), "no IAM role")) << none.status();
+  has_role_ = true;
+  EXPECT_EQ(InstanceProfileCredentialsProvider(
+                MapEnv({{"AWS_EC2_METADATA_SERVICE_ENDPOINT", server_.url()},
+                        {"AWS_EC2_METADATA_DISABLED", "true"}}))
+                .Get()
+                .status()
+                .code(),
+            absl::StatusCode::kNotFound);
+  auto unreachable = InstanceProfileCredentialsProvider(
+                         MapEnv({{"AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1"}}))
+                         .Get();
+  EXPECT_EQ(unreachable.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(absl::StrContains(unreachable.status().message(), "hop limit"))
+      << unreachable.status();
+}
+
+TEST_F(InstanceRoleTest, TheInstanceRoleIsTheChainsLastSource) {
+  HttpTransport transport;
+  FakeClock clock;
+  AwsClient sts({.transport = transport, .clock = clock},
+                {.service = kSts, .region = "us-east-1", .endpoint = "http://127.0.0.1:1"});
+  auto c = DefaultCredentialsChain(sts, clock,
+                                   MapEnv({{"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"},
+                                           {"AWS_CONFIG_FILE", "/nonexistent"},
+                                           {"AWS_EC2_METADATA_SERVICE_ENDPOINT", server_.url()}}))
+               ->Get();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->source, "imds:KarpenterNodeRole-dovetail");
+}
+
+TEST(ProcessCredentialsTest, ReadsVersionOneJsonFromTheCommand) {
+  auto c = ProcessCredentialsProvider(
+               R"(printf '{"Version": 1, "AccessKeyId": "AKPROC", "SecretAccessKey": "s",)"
+               R"( "SessionToken": "t", "Expiration": "2026-12-05T12:00:00Z"}')",
+               "profile:proc")
+               .Get();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->access_key_id, "AKPROC");
+  EXPECT_EQ(c->session_token, "t");
+  EXPECT_EQ(c->source, "profile:proc");
+  EXPECT_EQ(c->expiration, absl::FromUnixSeconds(1796472000));
+}
+
+TEST(ProcessCredentialsTest, FailuresAndBadOutputAreErrors) {
+  EXPECT_EQ(ProcessCredentialsProvider("exit 2", "p").Get().status().code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(ProcessCredentialsProvider("echo not json", "p").Get().status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ProcessCredentialsProvider(
+                R"(echo '{"Version": 2, "AccessKeyId": "A", "SecretAccessKey": "s"}')", "p")
+                .Get()
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      ProcessCredentialsProvider("sleep 30", "p", absl::Milliseconds(200)).Get().status().code(),
+      absl::StatusCode::kUnavailable);
+}
+
+TEST(ProfileCredentialsTest, CredentialProcessAndConfigurationErrors) {
+  std::string config = WriteTemp(
+      "profiles-config",
+      "[profile proc]\n"
+      R"(credential_process = printf '{"Version":1,"AccessKeyId":"AKP","SecretAccessKey":"s"}')"
+      "\n"
+      "[profile nosource]\nrole_arn = arn:aws:iam::123456789012:role/r\n"
+      "[profile a]\nrole_arn = arn:aws:iam::123456789012:role/a\nsource_profile = b\n"
+      "[profile b]\nrole_arn = arn:aws:iam::123456789012:role/b\nsource_profile = a\n"
+      "[profile mfa]\nrole_arn = arn:aws:iam::123456789012:role/r\nsource_profile = proc\n"
+      "mfa_serial = arn:aws:iam::123456789012:mfa/u\n"
+      "[profile missing-source]\nrole_arn = arn:aws:iam::123456789012:role/r\n"
+      "source_profile = nowhere\n"
+      "[profile both]\nrole_arn = arn:aws:iam::123456789012:role/r\nsource_profile = proc\n"
+      "credential_source = Environment\n"
+      "[profile badsource]\nrole_arn = arn:aws:iam::123456789012:role/r\n"
+      "credential_source = Somewhere\n"
+      "[profile short]\nrole_arn = arn:aws:iam::123456789012:role/r\nsource_profile = proc\n"
+      "duration_seconds = 60\n"
+      "[profile empty]\nregion = us-east-1\n");
+  HttpTransport transport;
+  FakeClock clock;
+  AwsClient sts({.transport = transport, .clock = clock},
+                {.service = kSts, .region = "us-east-1", .endpoint = "http://127.0.0.1:1"});
+  auto get = [&](const std::string& profile, AwsClient* client) {
+    return ProfileCredentialsProvider(MapEnv({{"AWS_CONFIG_FILE", config},
+                                              {"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"},
+                                              {"AWS_PROFILE", profile}}),
+                                      client)
+        .Get();
+  };
+  auto proc = get("proc", &sts);
+  ASSERT_TRUE(proc.ok()) << proc.status();
+  EXPECT_EQ(proc->access_key_id, "AKP");
+  EXPECT_EQ(proc->source, "profile:proc");
+  for (const char* bad : {"nosource", "mfa", "missing-source", "both", "badsource", "short"}) {
+    EXPECT_EQ(get(bad, &sts).status().code(), absl::StatusCode::kInvalidArgument)
+        << bad << ": " << get(bad, &sts).status();
+  }
+  auto cycle = get("a", &sts);
+  EXPECT_EQ(cycle.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(cycle.status().message(), "a -> b -> a")) << cycle.status();
+  EXPECT_EQ(get("mfa", nullptr).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(get("short", nullptr).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(get("nosource", nullptr).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(get("empty", &sts).status().code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace

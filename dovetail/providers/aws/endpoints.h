@@ -2,7 +2,7 @@
 //   1. an explicit override (EndpointOverrides, from Dovetail's options),
 //   2. AWS_ENDPOINT_URL_<SERVICE> (service id upper-cased, spaces as '_': AWS_ENDPOINT_URL_EC2,
 //      AWS_ENDPOINT_URL_SSM, AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_IAM,
-//      AWS_ENDPOINT_URL_PRICING),
+//      AWS_ENDPOINT_URL_PRICING, AWS_ENDPOINT_URL_EKS),
 //   3. AWS_ENDPOINT_URL (every service),
 //   4. the public endpoint: https://<prefix>.<region>.amazonaws.com (.amazonaws.com.cn in cn-*);
 //      IAM is global (iam.amazonaws.com), Pricing lives in us-east-1 (api.pricing.us-east-1...).
@@ -31,6 +31,7 @@ inline constexpr ServiceInfo kSts{"STS", "sts", "sts"};
 inline constexpr ServiceInfo kSqs{"SQS", "sqs", "sqs"};
 inline constexpr ServiceInfo kIam{"IAM", "iam", "iam"};
 inline constexpr ServiceInfo kPricing{"Pricing", "pricing", "api.pricing"};
+inline constexpr ServiceInfo kEks{"EKS", "eks", "eks"};
 
 // Service id (as in ServiceInfo::service_id, case-insensitive) -> endpoint URL.
 using EndpointOverrides = std::map<std::string, std::string>;

@@ -19,10 +19,7 @@ std::string ReadTestdata(const std::string& name) {
   return ss.str();
 }
 
-std::string SharedDir() {
-  const char* env = std::getenv("DOVETAIL_SHARED_DIR");
-  return env != nullptr ? env : DOVETAIL_SHARED_DIR_DEFAULT;
-}
+std::string AwsDataDir() { return DOVETAIL_AWS_DATA_DIR; }
 
 // A Price List endpoint serving recorded GetProducts pages: shared tenancy in two pages (the
 // second only for the first page's NextToken), dedicated tenancy in one.
@@ -150,7 +147,7 @@ TEST_F(PricingClientTest, FollowsNextTokenAndAddsBareMetalFromDedicatedTenancy) 
 }
 
 TEST_F(PricingClientTest, FallsBackToTheStaticPricesWhenTheApiFails) {
-  auto files = cloudprovider::ReadCatalogDirectory(SharedDir() + "/data/aws");
+  auto files = cloudprovider::ReadCatalogDirectory(AwsDataDir());
   ASSERT_TRUE(files.ok()) << files.status();
   fail_ = 403;
   PricingClient pricing(*client_);

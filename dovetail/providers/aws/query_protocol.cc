@@ -51,13 +51,15 @@ std::string FormEncode(std::string_view action, std::string_view version,
 absl::StatusOr<std::unique_ptr<pugi::xml_document>> CallQuery(AwsClient& client,
                                                               std::string_view action,
                                                               std::string_view version,
-                                                              const QueryParams& params) {
+                                                              const QueryParams& params,
+                                                              const AwsCredentials* as) {
   AwsRequest request;
   request.method = "POST";
   request.path = "/";
   request.headers = {{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"}};
   request.body = FormEncode(action, version, params);
-  auto response = client.Send(action, std::move(request));
+  auto response = as != nullptr ? client.SendAs(action, std::move(request), *as)
+                                : client.Send(action, std::move(request));
   if (!response.ok()) return response.status();
   auto doc = std::make_unique<pugi::xml_document>();
   pugi::xml_parse_result parsed = doc->load_buffer(response->body.data(), response->body.size());

@@ -33,11 +33,13 @@ std::string FormEncode(std::string_view action, std::string_view version,
                        const QueryParams& params);
 
 // Sends the action through `client` (API name = action) and parses the response. Errors: those of
-// AwsClient::Send; Internal for a 2xx body that is not XML.
+// AwsClient::Send; Internal for a 2xx body that is not XML. With `as`, the request is signed with
+// those credentials (AwsClient::SendAs).
 absl::StatusOr<std::unique_ptr<pugi::xml_document>> CallQuery(AwsClient& client,
                                                               std::string_view action,
                                                               std::string_view version,
-                                                              const QueryParams& params);
+                                                              const QueryParams& params,
+                                                              const AwsCredentials* as = nullptr);
 
 // XML helpers: the text of a child (empty when absent) and numbers parsed leniently (0 / false).
 std::string Text(const pugi::xml_node& node, const char* child);

@@ -5,15 +5,10 @@
 #include "absl/strings/numbers.h"
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
+#include "dovetail/providers/aws/json_member.h"
 
 namespace dovetail::providers::aws {
 namespace {
-
-std::string StringField(const nlohmann::json& obj, const char* key) {
-  if (!obj.is_object()) return "";
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 int64_t Seconds(absl::Duration d) { return absl::ToInt64Seconds(d); }
 
@@ -39,7 +34,7 @@ absl::StatusOr<nlohmann::json> SqsClient::Call(std::string_view action,
 absl::StatusOr<std::string> SqsClient::GetQueueUrl(std::string_view name) {
   ASSIGN_OR_RETURN(nlohmann::json response,
                    Call("GetQueueUrl", {{"QueueName", std::string(name)}}));
-  std::string url = StringField(response, "QueueUrl");
+  std::string url = internal::StringMember(response, "QueueUrl");
   if (url.empty()) return absl::InternalError(Cat("sqs:GetQueueUrl ", name, ": no QueueUrl"));
   return url;
 }
@@ -49,7 +44,7 @@ absl::StatusOr<std::string> SqsClient::CreateQueue(
   nlohmann::json body = {{"QueueName", std::string(name)}};
   if (!attributes.empty()) body["Attributes"] = attributes;
   ASSIGN_OR_RETURN(nlohmann::json response, Call("CreateQueue", body));
-  std::string url = StringField(response, "QueueUrl");
+  std::string url = internal::StringMember(response, "QueueUrl");
   if (url.empty()) return absl::InternalError(Cat("sqs:CreateQueue ", name, ": no QueueUrl"));
   return url;
 }
@@ -71,10 +66,10 @@ absl::StatusOr<std::vector<SqsMessage>> SqsClient::ReceiveMessage(
   if (messages == response.end() || !messages->is_array()) return out;
   for (const nlohmann::json& m : *messages) {
     SqsMessage msg;
-    msg.message_id = StringField(m, "MessageId");
-    msg.receipt_handle = StringField(m, "ReceiptHandle");
-    msg.body = StringField(m, "Body");
-    msg.md5_of_body = StringField(m, "MD5OfBody");
+    msg.message_id = internal::StringMember(m, "MessageId");
+    msg.receipt_handle = internal::StringMember(m, "ReceiptHandle");
+    msg.body = internal::StringMember(m, "Body");
+    msg.md5_of_body = internal::StringMember(m, "MD5OfBody");
     if (msg.receipt_handle.empty()) {
       return absl::InternalError(
           Cat("sqs:ReceiveMessage: message ", msg.message_id, " has no ReceiptHandle"));
@@ -104,7 +99,7 @@ absl::StatusOr<std::string> SqsClient::SendMessage(std::string_view queue_url,
   ASSIGN_OR_RETURN(nlohmann::json response,
                    Call("SendMessage", {{"QueueUrl", std::string(queue_url)},
                                         {"MessageBody", std::string(body)}}));
-  return StringField(response, "MessageId");
+  return internal::StringMember(response, "MessageId");
 }
 
 }  // namespace dovetail::providers::aws

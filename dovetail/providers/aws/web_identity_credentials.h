@@ -1,11 +1,10 @@
-// IRSA: credentials for AWS_ROLE_ARN from STS AssumeRoleWithWebIdentity, presenting the token in
-// AWS_WEB_IDENTITY_TOKEN_FILE (re-read on every fetch: the kubelet rotates it). The call is
-// unsigned (the token is the proof), so `sts` is an AwsClient without a credentials provider.
+// IRSA: credentials for AWS_ROLE_ARN from STS AssumeRoleWithWebIdentity (sts.h), presenting the
+// token in AWS_WEB_IDENTITY_TOKEN_FILE (re-read on every fetch: the kubelet rotates it). The call
+// is unsigned (the token is the proof), so `sts` is an AwsClient without a credentials provider.
 // Wrap it in a CachingCredentialsProvider: the credentials expire (1 h by default).
 // Thread-safe.
 #pragma once
 
-#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -13,8 +12,6 @@
 #include "dovetail/providers/aws/credentials.h"
 
 namespace dovetail::providers::aws {
-
-inline constexpr std::string_view kStsApiVersion = "2011-06-15";
 
 class WebIdentityCredentialsProvider final : public CredentialsProvider {
  public:
@@ -32,10 +29,8 @@ class WebIdentityCredentialsProvider final : public CredentialsProvider {
   EnvLookup env_;
 };
 
-// The SDKs' default chain, cached: environment, then web identity (through `sts`, which must
-// outlive the result), then the shared config/credentials files; refreshed 5 minutes before the
-// credentials expire.
-std::unique_ptr<CredentialsProvider> DefaultCredentialsChain(AwsClient& sts, const Clock& clock,
-                                                             const EnvLookup& env = ProcessEnv());
+// The token in `path`, whitespace-trimmed: FailedPrecondition when it cannot be read or is empty.
+// `what` names the setting in the message ("web identity").
+absl::StatusOr<std::string> ReadWebIdentityToken(std::string_view what, const std::string& path);
 
 }  // namespace dovetail::providers::aws

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """`dovetail catalog export` against moto, then `dovetail simulate --catalog` on the export.
 
-  catalog_export_test.py DOVETAIL_BINARY STATIC_CATALOG_DIR
+  catalog_export_test.py DOVETAIL_BINARY
 
 Needs DOVETAIL_MOTO_DIR (the moto fixture's directory, holding `endpoint`). moto has no Pricing
-API, so the export must fall back to the static on-demand table and say so. The plan's NodeClaims
+API, so the export must fall back to the static on-demand table compiled into the binary (no
+DOVETAIL_AWS_CATALOG) and say so. The plan's NodeClaims
 must use instance types that moto offers (those in the exported instance-types.csv).
 """
 import csv
@@ -81,7 +82,7 @@ def read_csv(path):
 
 
 def main():
-    binary, static_catalog = sys.argv[1], sys.argv[2]
+    binary = sys.argv[1]
     with open(os.path.join(os.environ["DOVETAIL_MOTO_DIR"], "endpoint")) as f:
         endpoint = f.read().strip()
     region = "us-east-1"
@@ -95,8 +96,8 @@ def main():
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_EC2_METADATA_DISABLED": "true",
-        "DOVETAIL_AWS_CATALOG": static_catalog,
     })
+    env.pop("DOVETAIL_AWS_CATALOG", None)  # the static table compiled into the binary
 
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "catalog")

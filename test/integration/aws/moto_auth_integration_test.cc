@@ -2,7 +2,11 @@
 // signature of every request after the first three (it recomputes it with botocore for the
 // access key's secret) and rejects unknown keys. The first three requests create an IAM user with
 // an allow-all policy and an access key; everything after is signed with that key.
+#include <filesystem>
+#include <fstream>
+
 #include "absl/strings/match.h"
+#include "dovetail/providers/aws/credentials_chain.h"
 #include "dovetail/providers/aws/ec2_client.h"
 #include "dovetail/providers/aws/iam_client.h"
 #include "dovetail/providers/aws/query_protocol.h"
@@ -46,6 +50,23 @@ class MotoAuthTest : public ::testing::Test {
     StaticCredentialsProvider provider(creds);
     auto client = MotoClient(kEc2, transport_, &provider, clock_);
     return Ec2Client(*client).DescribeAvailabilityZones();
+  }
+
+  // An IAM role anyone may assume, allowed everything; returns its ARN (empty on failure).
+  std::string CreateRole(const std::string& name) {
+    StaticCredentialsProvider provider(*user_);
+    auto iam = MotoClient(kIam, transport_, &provider, clock_);
+    const std::string trust =
+        R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"sts:AssumeRole"}]})";
+    auto role = CallQuery(*iam, "CreateRole", kIamVersion,
+                          {{"RoleName", name}, {"AssumeRolePolicyDocument", trust}});
+    EXPECT_TRUE(role.ok()) << role.status();
+    if (!role.ok()) return "";
+    EXPECT_TRUE(
+        CallQuery(*iam, "PutRolePolicy", kIamVersion,
+                  {{"RoleName", name}, {"PolicyName", "all"}, {"PolicyDocument", kAllowAll}})
+            .ok());
+    return Text((*role)->document_element().child("CreateRoleResult").child("Role"), "Arn");
   }
 
   static AwsCredentials* user_;
@@ -124,19 +145,8 @@ TEST_F(MotoAuthTest, AnUnknownAccessKeyIsRejected) {
 
 TEST_F(MotoAuthTest, TemporaryCredentialsSignWithTheirSessionToken) {
   StaticCredentialsProvider provider(*user_);
-  auto iam = MotoClient(kIam, transport_, &provider, clock_);
-  const std::string trust =
-      R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"sts:AssumeRole"}]})";
-  auto role = CallQuery(*iam, "CreateRole", kIamVersion,
-                        {{"RoleName", "dovetail-temp"}, {"AssumeRolePolicyDocument", trust}});
-  ASSERT_TRUE(role.ok()) << role.status();
-  ASSERT_TRUE(
-      CallQuery(
-          *iam, "PutRolePolicy", kIamVersion,
-          {{"RoleName", "dovetail-temp"}, {"PolicyName", "all"}, {"PolicyDocument", kAllowAll}})
-          .ok());
-  const std::string arn =
-      Text((*role)->document_element().child("CreateRoleResult").child("Role"), "Arn");
+  const std::string arn = CreateRole("dovetail-temp");
+  ASSERT_FALSE(arn.empty());
   auto sts = MotoClient(kSts, transport_, &provider, clock_);
   auto assumed =
       CallQuery(*sts, "AssumeRole", "2011-06-15", {{"RoleArn", arn}, {"RoleSessionName", "it"}});
@@ -151,6 +161,71 @@ TEST_F(MotoAuthTest, TemporaryCredentialsSignWithTheirSessionToken) {
   AwsCredentials tampered = temp;
   tampered.secret_access_key = user_->secret_access_key;
   EXPECT_FALSE(ZonesWith(tampered).ok());
+}
+
+// The default chain resolving shared-config profiles against moto's STS, every request checked by
+// moto's signature verifier: a role assumed with a source profile's keys, a role assumed with
+// another role's credentials, and credential_process. The assumed credentials are fetched again
+// before they expire.
+TEST_F(MotoAuthTest, SharedConfigProfilesAssumeRolesAndRunCredentialProcesses) {
+  const std::string deploy = CreateRole("dovetail-deploy");
+  const std::string chained = CreateRole("dovetail-chained");
+  ASSERT_FALSE(deploy.empty());
+  ASSERT_FALSE(chained.empty());
+  const std::string dir = ::testing::TempDir() + "/moto_profiles";
+  std::filesystem::create_directories(dir);
+  const std::string credentials_file = dir + "/credentials";
+  const std::string config_file = dir + "/config";
+  std::ofstream(credentials_file) << "[base]\naws_access_key_id = " << user_->access_key_id
+                                  << "\naws_secret_access_key = " << user_->secret_access_key
+                                  << "\n";
+  std::ofstream(config_file)
+      << "[profile deploy]\nrole_arn = " << deploy
+      << "\nsource_profile = base\nrole_session_name = dovetail-it\nexternal_id = ext-1\n"
+      << "duration_seconds = 900\n"
+      << "[profile chained]\nrole_arn = " << chained << "\nsource_profile = deploy\n"
+      << "[profile proc]\ncredential_process = printf '{\"Version\": 1, \"AccessKeyId\": \""
+      << user_->access_key_id << "\", \"SecretAccessKey\": \"" << user_->secret_access_key
+      << "\"}'\n";
+  auto sts = MotoClient(kSts, transport_, nullptr, clock_);  // unsigned, as the controller's
+  FakeClock clock(absl::Now());
+  auto chain_for = [&](const std::string& profile) {
+    return DefaultCredentialsChain(*sts, clock,
+                                   MapEnv({{"AWS_PROFILE", profile},
+                                           {"AWS_SHARED_CREDENTIALS_FILE", credentials_file},
+                                           {"AWS_CONFIG_FILE", config_file},
+                                           {"AWS_EC2_METADATA_DISABLED", "true"}}));
+  };
+
+  auto deploy_chain = chain_for("deploy");
+  auto first = deploy_chain->Get();
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->source, "assume-role:" + deploy + " from profile:base");
+  EXPECT_FALSE(first->session_token.empty());
+  ASSERT_TRUE(first->expiration.has_value());
+  ASSERT_TRUE(ZonesWith(*first).ok());
+  EXPECT_EQ(sts->Stats("AssumeRole").calls, 1);
+  // duration_seconds = 900: after 11 minutes the chain assumes the role again.
+  clock.Advance(absl::Minutes(9));
+  EXPECT_EQ(deploy_chain->Get()->access_key_id, first->access_key_id);
+  clock.Advance(absl::Minutes(2));
+  auto second = deploy_chain->Get();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_NE(second->access_key_id, first->access_key_id);
+  EXPECT_EQ(sts->Stats("AssumeRole").calls, 2);
+  ASSERT_TRUE(ZonesWith(*second).ok());
+
+  auto via_role = chain_for("chained")->Get();
+  ASSERT_TRUE(via_role.ok()) << via_role.status();
+  EXPECT_EQ(via_role->source,
+            "assume-role:" + chained + " from assume-role:" + deploy + " from profile:base");
+  auto zones = ZonesWith(*via_role);
+  ASSERT_TRUE(zones.ok()) << zones.status();
+
+  auto processed = chain_for("proc")->Get();
+  ASSERT_TRUE(processed.ok()) << processed.status();
+  EXPECT_EQ(processed->source, "profile:proc");
+  ASSERT_TRUE(ZonesWith(*processed).ok());
 }
 
 }  // namespace

@@ -85,9 +85,7 @@ class MotoCloudProviderTest : public ::testing::Test {
     node_class_.status.conditions = {
         {.type = "Ready", .status = core::ConditionStatus::kTrue, .observed_generation = 1}};
 
-    const char* shared = std::getenv("DOVETAIL_SHARED_DIR");
-    auto files = cp::ReadCatalogDirectory(
-        std::string(shared != nullptr ? shared : DOVETAIL_SHARED_DIR_DEFAULT) + "/data/aws");
+    auto files = cp::ReadCatalogDirectory(DOVETAIL_AWS_DATA_DIR);
     ASSERT_TRUE(files.ok()) << files.status();
     AwsCloudProvider::Options options;
     options.cluster_name = kCluster;

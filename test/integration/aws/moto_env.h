@@ -34,7 +34,8 @@ inline std::unique_ptr<AwsClient> MotoClient(const ServiceInfo& service,
   EXPECT_TRUE(endpoint.ok()) << endpoint.status();
   AwsClient::Options options{
       .service = service, .region = region, .endpoint = endpoint.value_or("")};
-  if (service.signing_name == "ssm" || service.signing_name == "sqs") {
+  if (service.signing_name == "ssm" || service.signing_name == "sqs" ||
+      service.signing_name == "eks") {
     options.parse_error = ParseJsonError;  // JSON-protocol services
   }
   options.max_attempts = 3;

@@ -8,7 +8,9 @@
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "dovetail/providers/aws/api_catalog.h"
+#include "dovetail/providers/aws/bootstrap.h"
 #include "dovetail/providers/aws/ec2_client.h"
+#include "dovetail/providers/aws/eks_client.h"
 #include "dovetail/providers/aws/ssm_client.h"
 #include "dovetail/providers/aws/web_identity_credentials.h"
 #include "gtest/gtest.h"
@@ -233,6 +235,46 @@ TEST_F(MotoTest, WebIdentityCredentialsComeFromStsAndSignEc2Calls) {
   EXPECT_EQ(sts->Stats("AssumeRoleWithWebIdentity").calls, 1);
 }
 
+// EKS through the REST-JSON protocol, and node bootstrap discovered from it when the settings are
+// empty: the endpoint, the CA (EKS's, as the controller's client has none here) and the service
+// CIDR from DescribeCluster, the DNS IP from the kube-dns lookup.
+TEST_F(MotoTest, BootstrapComesFromDescribeClusterWhenNotSet) {
+  auto eks_client = MotoClient(kEks, transport_, &credentials_, clock_);
+  EksClient eks(*eks_client);
+  auto created =
+      eks.CreateCluster("dovetail-bootstrap", "arn:aws:iam::123456789012:role/eks",
+                        {"subnet-0123456789abcdef0", "subnet-0123456789abcdef1"}, "10.123.0.0/16");
+  ASSERT_TRUE(created.ok()) << created.status();
+  auto cluster = eks.DescribeCluster("dovetail-bootstrap");
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  EXPECT_EQ(cluster->name, "dovetail-bootstrap");
+  EXPECT_TRUE(absl::StartsWith(cluster->endpoint, "https://")) << cluster->endpoint;
+  EXPECT_FALSE(cluster->certificate_authority.empty());
+  EXPECT_EQ(cluster->service_ipv4_cidr, "10.123.0.0/16");
+
+  auto missing = eks.DescribeCluster("no-such-cluster");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound) << missing.status();
+  EXPECT_EQ(AwsErrorCode(missing.status()), "ResourceNotFoundException");
+
+  auto boot = DiscoverBootstrap({.cluster_name = "dovetail-bootstrap"}, eks, /*kube_ca_pem=*/"",
+                                [] { return absl::StatusOr<std::string>("10.123.0.10"); });
+  ASSERT_TRUE(boot.ok()) << boot.status();
+  EXPECT_EQ(boot->endpoint, cluster->endpoint);
+  EXPECT_EQ(boot->ca_bundle, cluster->certificate_authority);
+  EXPECT_EQ(boot->service_cidr, "10.123.0.0/16");
+  EXPECT_EQ(boot->dns_ip, "10.123.0.10");
+  EXPECT_EQ(eks_client->Stats("DescribeCluster").calls, 3);
+
+  // A cluster EKS does not know and no CLUSTER_ENDPOINT: start-up fails, naming both.
+  auto unknown = DiscoverBootstrap({.cluster_name = "no-such-cluster"}, eks, "", [] {
+    return absl::StatusOr<std::string>(absl::NotFoundError("no kube-dns"));
+  });
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(unknown.status().message(), "CLUSTER_ENDPOINT"));
+  EXPECT_TRUE(absl::StrContains(unknown.status().message(), "ResourceNotFoundException"))
+      << unknown.status();
+}
+
 TEST_F(MotoTest, CatalogFromTheApiMatchesUpstreamsFormulas) {
   Ec2Client ec2(*ec2_client_);
   absl::Status spot_error;
@@ -241,9 +283,7 @@ TEST_F(MotoTest, CatalogFromTheApiMatchesUpstreamsFormulas) {
   EXPECT_TRUE(spot_error.ok()) << spot_error;
   ASSERT_TRUE(inputs->spot_prices.has_value());
   EXPECT_FALSE(inputs->spot_prices->empty());
-  const char* shared = std::getenv("DOVETAIL_SHARED_DIR");
-  const std::string dir =
-      std::string(shared != nullptr ? shared : DOVETAIL_SHARED_DIR_DEFAULT) + "/data/aws";
+  const std::string dir = DOVETAIL_AWS_DATA_DIR;
   auto files =
       cloudprovider::ReadCatalogFiles(dir + "/instance-types.csv", dir + "/on-demand-prices.csv");
   ASSERT_TRUE(files.ok()) << files.status();

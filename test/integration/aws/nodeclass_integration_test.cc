@@ -126,6 +126,7 @@ class NodeClassIntegrationTest : public ::testing::Test {
         *deps_, *ec2_, *ssm_, *iam_,
         NodeClassOptions{.cluster_name = kCluster,
                          .region = "us-east-1",
+                         .cluster_cidr = "10.100.0.0/16",
                          .kubernetes_version = kK8sVersion,
                          .ssm_path_prefix = kSsmPrefix,
                          .instance_profile_grace = absl::ZeroDuration(),
@@ -144,6 +145,14 @@ class NodeClassIntegrationTest : public ::testing::Test {
         std::make_unique<NodeClassController>(*deps_, *dead_ec2_, *ssm_, *iam_,
                                               NodeClassOptions{.cluster_name = kCluster,
                                                                .region = "us-east-1",
+                                                               .cluster_cidr = "10.100.0.0/16",
+                                                               .kubernetes_version = kK8sVersion,
+                                                               .ssm_path_prefix = kSsmPrefix});
+    // The same, but the cluster's service CIDR was not found at start-up (bootstrap.h).
+    no_cidr_controller_ =
+        std::make_unique<NodeClassController>(*deps_, *ec2_, *ssm_, *iam_,
+                                              NodeClassOptions{.cluster_name = kCluster,
+                                                               .region = "us-east-1",
                                                                .kubernetes_version = kK8sVersion,
                                                                .ssm_path_prefix = kSsmPrefix});
     informers_->Start();
@@ -156,6 +165,7 @@ class NodeClassIntegrationTest : public ::testing::Test {
     controller_.reset();
     if (informers_ != nullptr) informers_->Stop();
     dead_controller_.reset();
+    no_cidr_controller_.reset();
     if (client_ == nullptr) return;
     for (const std::string& name : claims_) {
       (void)client_->Delete(kube::resources::kNodeClaims, "", name);
@@ -281,6 +291,7 @@ class NodeClassIntegrationTest : public ::testing::Test {
   std::unique_ptr<AwsClient> dead_ec2_client_;
   std::unique_ptr<Ec2Client> dead_ec2_;
   std::unique_ptr<NodeClassController> dead_controller_;
+  std::unique_ptr<NodeClassController> no_cidr_controller_;
   std::vector<std::string> classes_, claims_;
 };
 
@@ -469,6 +480,28 @@ TEST_F(NodeClassIntegrationTest, SelectorMatchingNothingIsNotReadyUntilTheSpecIs
   ASSERT_TRUE(WaitForCondition(name, kConditionAMIsReady, core::ConditionStatus::kFalse));
   EXPECT_EQ(FindCondition(*Get(name), kConditionAMIsReady)->reason, kReasonAMINotFound);
   EXPECT_TRUE(ConditionIs(*Get(name), kConditionReady, core::ConditionStatus::kFalse));
+}
+
+TEST_F(NodeClassIntegrationTest, AnAl2023ClassIsNotReadyWhileTheServiceCidrIsUnknown) {
+  const std::string name = CreateNodeClass(kCluster);  // alias al2023@latest
+  ASSERT_TRUE(WaitForCondition(name, kConditionReady, core::ConditionStatus::kTrue));
+  controller_->Stop();  // only the reconciles below act on the class
+
+  auto unknown = no_cidr_controller_->Reconcile(name);
+  ASSERT_TRUE(unknown.ok()) << unknown.status();
+  ASSERT_TRUE(WaitForCondition(name, kConditionValidationSucceeded, core::ConditionStatus::kFalse));
+  awsv1::EC2NodeClass c = *Get(name);
+  const core::Condition* validation = FindCondition(c, kConditionValidationSucceeded);
+  ASSERT_NE(validation, nullptr);
+  EXPECT_EQ(validation->reason, kReasonClusterCIDRUnknown);
+  EXPECT_TRUE(absl::StrContains(validation->message, "DOVETAIL_CLUSTER_CIDR"))
+      << validation->message;
+  EXPECT_TRUE(ConditionIs(c, kConditionReady, core::ConditionStatus::kFalse));
+
+  // Known again (the controller restarted with it): Ready.
+  auto known = controller_->Reconcile(name);
+  ASSERT_TRUE(known.ok()) << known.status();
+  ASSERT_TRUE(WaitForCondition(name, kConditionReady, core::ConditionStatus::kTrue));
 }
 
 TEST_F(NodeClassIntegrationTest, DeletionWaitsForNodeClaimsOfTheClass) {

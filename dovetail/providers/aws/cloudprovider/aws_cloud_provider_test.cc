@@ -132,7 +132,7 @@ class FakeEc2Test : public ::testing::Test {
     options.cluster_name = "demo";
     options.cluster_cidr = "10.100.0.0/16";
     options.catalog.region = "us-east-1";
-    auto files = cp::ReadCatalogDirectory(std::string(DOVETAIL_SHARED_DIR_DEFAULT) + "/data/aws");
+    auto files = cp::ReadCatalogDirectory(DOVETAIL_AWS_DATA_DIR);
     ASSERT_TRUE(files.ok()) << files.status();
     options.catalog.static_files = *std::move(files);
     provider_ = std::make_unique<AwsCloudProvider>(

@@ -37,6 +37,8 @@ inline constexpr std::string_view kReasonInstanceProfileCreationFailed =
 inline constexpr std::string_view kReasonRoleNotFound = "RoleNotFound";
 inline constexpr std::string_view kReasonResolutionFailed = "ResolutionFailed";  // API errors
 inline constexpr std::string_view kReasonTagValidationFailed = "TagValidationFailed";
+// Dovetail's: an AL2023 class while the cluster's service CIDR is unknown (bootstrap.h).
+inline constexpr std::string_view kReasonClusterCIDRUnknown = "ClusterCIDRUnknown";
 inline constexpr std::string_view kReasonDependenciesNotReady = "DependenciesNotReady";
 inline constexpr std::string_view kReasonAwaitingReconciliation = "AwaitingReconciliation";
 inline constexpr std::string_view kReasonUnhealthyDependents = "UnhealthyDependents";

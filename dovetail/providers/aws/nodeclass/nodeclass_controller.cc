@@ -301,6 +301,12 @@ absl::Status NodeClassController::Resolve(awsv1::EC2NodeClass& desired) {
   if (const std::string tag = RestrictedTag(spec.tags); !tag.empty()) {
     conditions.SetFalse(kConditionValidationSucceeded, kReasonTagValidationFailed,
                         Cat("spec.tags may not use ", tag, " (reserved for Karpenter)"));
+  } else if (awsv1::EffectiveAMIFamily(spec) == awsv1::AMIFamily::kAL2023 &&
+             options_.cluster_cidr.empty()) {
+    // No user data could be generated: nodeadm's NodeConfig needs the service CIDR.
+    conditions.SetFalse(kConditionValidationSucceeded, kReasonClusterCIDRUnknown,
+                        "AL2023 user data needs the cluster's service CIDR, which is unknown: "
+                        "allow eks:DescribeCluster or set DOVETAIL_CLUSTER_CIDR");
   } else {
     std::vector<std::string> pending;
     for (std::string_view type : kDependents) {

@@ -59,6 +59,9 @@ namespace dovetail::providers::aws::nodeclass {
 struct NodeClassOptions {
   std::string cluster_name;
   std::string region;
+  // The service CIDR nodes get (providers/aws/bootstrap.h); empty: unknown, so an AL2023 class
+  // is not Ready (ValidationSucceeded False, ClusterCIDRUnknown): nodeadm cannot join without it.
+  std::string cluster_cidr;
   // "1.34"; empty: asked from the API server's /version (again every resolve_interval).
   std::string kubernetes_version;
   // See NodeClassResolver::Options (tests against moto only).
