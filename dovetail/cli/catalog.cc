@@ -247,7 +247,7 @@ void RegisterCatalogCommand(CLI::App& app, ExitCode& exit_code) {
   exp->add_option("-o,--output", flags->output, "Catalog directory to write (created if missing)")
       ->required();
   exp->add_option("--region", flags->region,
-                  "AWS region (default: AWS_REGION / AWS_DEFAULT_REGION / the profile / IMDS)");
+                  "AWS region (default: AWS_REGION / AWS_DEFAULT_REGION / IMDS)");
   exp->add_option("--static-catalog", flags->static_catalog,
                   "Static catalog directory for the on-demand price fallback and the fields the "
                   "API lacks (default: DOVETAIL_AWS_CATALOG, else the catalog compiled into "
