@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "dovetail/apis/v1/labels.h"
+#include "dovetail/common/test_temp_dir.h"
 #include "dovetail/scheduling/requirement.h"
 #include "dovetail/scheduling/requirements.h"
 #include "gmock/gmock.h"
@@ -410,8 +411,7 @@ TEST_F(AwsCatalogTest, SpotFileOverridesTheModel) {
 }
 
 TEST(AwsCatalogFilesTest, WritesAndReadsADirectory) {
-  const std::string dir = ::testing::TempDir() + "/aws_catalog_roundtrip";
-  std::filesystem::create_directories(dir);
+  const std::string dir = dovetail::testing::ProcessTempDir("aws_catalog_roundtrip");
   std::filesystem::remove(dir + "/spot-prices.csv");
   CatalogFiles files;
   InstanceTypeRow row;
@@ -487,8 +487,7 @@ TEST_F(AwsCatalogTest, OfferingsFileGivesEachTypeItsZonesAndTheDefaults) {
 }
 
 TEST(AwsCatalogFilesTest, OfferingsFileRoundTripsAndIsOptional) {
-  const std::string dir = ::testing::TempDir() + "/aws_catalog_offerings";
-  std::filesystem::create_directories(dir);
+  const std::string dir = dovetail::testing::ProcessTempDir("aws_catalog_offerings");
   std::filesystem::remove(dir + "/offerings.csv");
   CatalogFiles files;
   files.on_demand_prices = {{"r1", "x1k.large", 0.125}};
@@ -620,8 +619,7 @@ TEST(AwsCatalogParseTest, RejectsDuplicateRows) {
 }
 
 TEST(AwsCatalogParseTest, ReadCatalogFilesNamesTheFileInErrors) {
-  const std::string dir = ::testing::TempDir() + "/aws_catalog_bad";
-  std::filesystem::create_directories(dir);
+  const std::string dir = dovetail::testing::ProcessTempDir("aws_catalog_bad");
   {
     std::ofstream(dir + "/instance-types.csv") << ValidTypesCsv();
     std::ofstream(dir + "/on-demand-prices.csv") << "region,instance_type,usd_per_hour\nr,t,x\n";

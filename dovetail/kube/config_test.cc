@@ -6,15 +6,13 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "dovetail/common/test_temp_dir.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::kube {
 namespace {
 
-std::string TempDir() {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return dir != nullptr ? dir : "/tmp";
-}
+std::string TempDir() { return dovetail::testing::ProcessTempDir("kube_config_test"); }
 
 TEST(ParseKubeconfigTest, UsesCurrentContextWithEmbeddedCertificates) {
   const std::string yaml = absl::StrCat(R"(

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dovetail/apis/v1/labels.h"
+#include "dovetail/common/test_temp_dir.h"
 #include "dovetail/scheduling/requirement.h"
 #include "dovetail/scheduling/requirements.h"
 #include "gmock/gmock.h"
@@ -218,8 +219,7 @@ TEST(SyntheticCatalogOptionsTest, ZonesAndRegionAreConfigurable) {
 }
 
 TEST(SyntheticCatalogFilesTest, WrittenCatalogLoadsBackIdentically) {
-  const std::string dir = ::testing::TempDir() + "/kwok_synthetic_catalog";
-  std::filesystem::create_directories(dir);
+  const std::string dir = dovetail::testing::ProcessTempDir("kwok_synthetic_catalog");
   ASSERT_TRUE(WriteSyntheticCatalog(dir).ok());
   absl::StatusOr<Catalog> loaded = LoadCatalog(dir);
   ASSERT_TRUE(loaded.ok()) << loaded.status();

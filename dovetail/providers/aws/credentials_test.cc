@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "dovetail/common/absl_compat.h"
+#include "dovetail/common/test_temp_dir.h"
 #include "dovetail/providers/aws/container_credentials.h"
 #include "dovetail/providers/aws/credentials_chain.h"
 #include "dovetail/providers/aws/endpoints.h"
@@ -22,8 +23,7 @@ namespace dovetail::providers::aws {
 namespace {
 
 std::string WriteTemp(const std::string& name, const std::string& text) {
-  std::string dir = ::testing::TempDir() + "/aws_credentials_test";
-  std::filesystem::create_directories(dir);
+  std::string dir = dovetail::testing::ProcessTempDir("aws_credentials_test");
   std::string path = dir + "/" + name;
   std::ofstream(path) << text;
   return path;

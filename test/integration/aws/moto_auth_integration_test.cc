@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "absl/strings/match.h"
+#include "dovetail/common/test_temp_dir.h"
 #include "dovetail/providers/aws/credentials_chain.h"
 #include "dovetail/providers/aws/ec2_client.h"
 #include "dovetail/providers/aws/iam_client.h"
@@ -172,8 +173,7 @@ TEST_F(MotoAuthTest, SharedConfigProfilesAssumeRolesAndRunCredentialProcesses) {
   const std::string chained = CreateRole("dovetail-chained");
   ASSERT_FALSE(deploy.empty());
   ASSERT_FALSE(chained.empty());
-  const std::string dir = ::testing::TempDir() + "/moto_profiles";
-  std::filesystem::create_directories(dir);
+  const std::string dir = dovetail::testing::ProcessTempDir("moto_profiles");
   const std::string credentials_file = dir + "/credentials";
   const std::string config_file = dir + "/config";
   std::ofstream(credentials_file) << "[base]\naws_access_key_id = " << user_->access_key_id

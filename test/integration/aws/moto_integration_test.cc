@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
+#include "dovetail/common/test_temp_dir.h"
 #include "dovetail/providers/aws/api_catalog.h"
 #include "dovetail/providers/aws/bootstrap.h"
 #include "dovetail/providers/aws/ec2_client.h"
@@ -202,8 +203,7 @@ TEST_F(MotoTest, SsmParameterResolvesAnAmiAlias) {
 }
 
 TEST_F(MotoTest, WebIdentityCredentialsComeFromStsAndSignEc2Calls) {
-  const std::string dir = ::testing::TempDir() + "/moto_web_identity";
-  std::filesystem::create_directories(dir);
+  const std::string dir = dovetail::testing::ProcessTempDir("moto_web_identity");
   const std::string token_file = dir + "/token";
   std::ofstream(token_file)
       << "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.sig\n";

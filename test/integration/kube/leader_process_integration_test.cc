@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "dovetail/common/test_temp_dir.h"
 #include "dovetail/kube/client.h"
 #include "gtest/gtest.h"
 #include "test/integration/kube/test_env.h"
@@ -158,7 +159,7 @@ TEST(LeaderProcessIntegrationTest, HandsOverBetweenProcessesOnStopKillAndExit) {
       client
           .Create(resources::kConfigMaps, ns, R"({"metadata":{"name":"writes"},"data":{"log":""}})")
           .ok());
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = dovetail::testing::ProcessTempDir("leader_process");
 
   // A leads first.
   Candidate a("a", ns, dir);
