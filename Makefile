@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build release dovetail-release k8s test test-unit test-integration test-e2e test-repeat demo bench bench-e2e bench-upstream bench-compare format lint clean
+.PHONY: all deps build release dovetail-release image k8s test test-unit test-integration test-e2e test-repeat demo bench bench-e2e bench-upstream bench-compare format lint clean
 
 all: build
 
@@ -26,15 +26,21 @@ dovetail-release: deps
 	@cmake --preset release >/dev/null
 	@cmake --build --preset release -j $(JOBS) --target dovetail
 
+# The controller's container image, without Docker: build/image/dovetail-controller.oci.tar, tagged
+# dovetail/controller:<version> (tools/image/build; docs/getting-started.md pushes it).
+image: dovetail-release
+	@tools/image/build
+
 # Real Kubernetes binaries (kube-apiserver, etcd, kube-scheduler, kube-controller-manager, kwok,
 # kubectl) built from the Go module proxy at the pinned release; cached under ~/.cache/dovetail.
 k8s:
 	@tools/k8s/build
 
 # Every test, unit, integration (real API server) and e2e (full local cluster), once, on the
-# sanitized dev build. The Kubernetes binaries build alongside the C++ (scripts/with-k8s).
+# sanitized dev build, and the image test on the image `make image` builds. The Kubernetes
+# binaries build alongside the C++ (scripts/with-k8s).
 test: deps
-	@scripts/with-k8s $(MAKE) --no-print-directory build
+	@scripts/with-k8s $(MAKE) --no-print-directory build image
 	@ctest --preset dev -j $(JOBS)
 
 test-unit: build
