@@ -72,6 +72,15 @@ int RunController(const ControllerFlags& flags) {
               << "\": must be debug, info or error\n";
     return 2;
   }
+  if (absl::Status s = op::Validate(*options); !s.ok()) {
+    std::cerr << "error: " << s.message() << "\n";
+    return 2;
+  }
+  if (absl::Status s = log::SetOutputs(options->log_output_paths, options->log_error_output_paths);
+      !s.ok()) {
+    std::cerr << "error: " << s.message() << "\n";
+    return 2;
+  }
   auto operator_ = op::Operator::Create(*options);
   if (!operator_.ok()) {
     std::cerr << "error: " << operator_.status().message() << "\n";

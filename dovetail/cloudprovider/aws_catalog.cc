@@ -719,12 +719,22 @@ absl::Status WriteCatalogDirectory(const std::string& directory, const CatalogFi
 
 // ---- public: formulas --------------------------------------------------------------------------
 
-int64_t MemoryCapacityMib(int64_t memory_mib, std::string_view arch) {
+int64_t MemoryCapacityMib(int64_t memory_mib, std::string_view arch,
+                          double vm_memory_overhead_percent) {
   int64_t mib = memory_mib;
   if (arch == labels::kArchitectureArm64) mib -= 64;  // Graviton's CMA reservation
   if (mib <= 0) return 0;
-  // ceil(0.075 x mib), exactly.
-  return mib - (75 * mib + 999) / 1000;
+  // Upstream's order of operations on the byte count, in doubles: bytes x p / 1024 / 1024.
+  const double overhead =
+      std::ceil(static_cast<double>(mib * kMiB) * vm_memory_overhead_percent / 1024 / 1024);
+  return std::max<int64_t>(0, mib - static_cast<int64_t>(overhead));
+}
+
+int64_t PodsCapacity(const InstanceTypeRow& row, int64_t reserved_enis) {
+  if (reserved_enis <= 0 || row.enis <= 0 || row.ipv4_per_eni <= 0) return row.max_pods;
+  const int64_t usable = std::max<int64_t>(0, row.enis - reserved_enis);
+  if (usable == 0) return 0;
+  return usable * (row.ipv4_per_eni - 1) + 2;
 }
 
 int64_t KubeReservedCpuMillicores(int64_t vcpu) {
@@ -737,15 +747,18 @@ int64_t KubeReservedCpuMillicores(int64_t vcpu) {
   return micro / 1000;
 }
 
-ResourceList ComputeCapacity(const InstanceTypeRow& row, int64_t ephemeral_storage_gib) {
+ResourceList ComputeCapacity(const InstanceTypeRow& row, const CapacityOptions& options) {
   ResourceList capacity;
   capacity.emplace(kResourceCpu, Quantity::FromUnits(row.vcpu));
-  capacity.emplace(kResourceMemory,
-                   Quantity::FromUnits(MemoryCapacityMib(row.memory_mib, row.arch) * kMiB,
-                                       QuantityFormat::kBinarySI));
-  capacity.emplace(kResourcePods, Quantity::FromUnits(row.max_pods));
-  capacity.emplace(kResourceEphemeralStorage,
-                   Quantity::FromUnits(ephemeral_storage_gib * kGiB, QuantityFormat::kBinarySI));
+  capacity.emplace(
+      kResourceMemory,
+      Quantity::FromUnits(
+          MemoryCapacityMib(row.memory_mib, row.arch, options.vm_memory_overhead_percent) * kMiB,
+          QuantityFormat::kBinarySI));
+  capacity.emplace(kResourcePods, Quantity::FromUnits(PodsCapacity(row, options.reserved_enis)));
+  capacity.emplace(
+      kResourceEphemeralStorage,
+      Quantity::FromUnits(options.ephemeral_storage_gib * kGiB, QuantityFormat::kBinarySI));
   const std::pair<std::string_view, int64_t> extended[] = {
       {kResourcePodEni, row.pod_eni},       {kResourceEfa, row.efa},
       {kResourceNvidiaGpu, row.nvidia_gpu}, {kResourceAmdGpu, row.amd_gpu},
@@ -778,8 +791,8 @@ InstanceTypeOverhead ComputeOverhead(const InstanceTypeRow& row, const ResourceL
   return overhead;
 }
 
-void FillAllocatableColumns(InstanceTypeRow& row, int64_t ephemeral_storage_gib) {
-  ResourceList capacity = ComputeCapacity(row, ephemeral_storage_gib);
+void FillAllocatableColumns(InstanceTypeRow& row) {
+  ResourceList capacity = ComputeCapacity(row);
   ResourceList allocatable = SubtractResources(capacity, ComputeOverhead(row, capacity).Total());
   row.allocatable_cpu_millicores = allocatable[std::string(kResourceCpu)].MilliValue();
   row.allocatable_memory_mib = allocatable[std::string(kResourceMemory)].Value() / kMiB;
@@ -911,7 +924,7 @@ absl::StatusOr<Catalog> BuildCatalog(const CatalogFiles& files, const CatalogOpt
       offerings.push_back(
           Offering::Make(labels::kCapacityTypeSpot, zone, zone_id, spot_price, has_spot));
     }
-    ResourceList capacity = ComputeCapacity(row, options.ephemeral_storage_gib);
+    ResourceList capacity = ComputeCapacity(row, options.capacity);
     InstanceTypeOverhead overhead = ComputeOverhead(row, capacity);
     types.push_back(std::make_shared<const InstanceType>(
         row.name, TypeRequirements(row, options, type_zones, type_zone_ids),

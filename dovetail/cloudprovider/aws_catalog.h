@@ -17,13 +17,17 @@
 // naming `file:line` and the column.
 //
 // What BuildCatalog produces for a row, following upstream's AWS provider (reference §2.5):
-//   capacity  cpu = vcpu; memory = (MiB - 64 on arm64) - ceil(0.075 x that) MiB; pods = max_pods;
-//             ephemeral-storage = 20Gi (CatalogOptions); pod-eni, efa, nvidia.com/gpu, amd.com/gpu,
-//             aws.amazon.com/neuron, aws.amazon.com/neuroncore when non-zero.
+//   capacity  cpu = vcpu; memory = (MiB - 64 on arm64) - ceil(p x that) MiB, p the VM memory
+//             overhead (upstream's VM_MEMORY_OVERHEAD_PERCENT, 0.075 by default); pods = max_pods,
+//             or with reserved ENIs (upstream's RESERVED_ENIS) and the row's ENI data
+//             max(0, enis - reserved) x (IPv4 per ENI - 1) + 2 (0 when no ENI is left);
+//             ephemeral-storage = 20Gi; all from CapacityOptions. pod-eni, efa, nvidia.com/gpu,
+//             amd.com/gpu, aws.amazon.com/neuron, aws.amazon.com/neuroncore when non-zero.
 //   overhead  kube-reserved cpu = 60m for the 1st core + 10m for the 2nd + 5m each for the 3rd and
-//             4th + 2.5m each beyond (rounded down to whole millicores); memory = 11 x pods +
-//             255Mi; ephemeral-storage = 1Gi. Eviction threshold memory = 100Mi, ephemeral-storage
-//             = 10% of capacity (rounded up to a byte). No system-reserved.
+//             4th + 2.5m each beyond (rounded down to whole millicores); memory = 11 x max_pods +
+//             255Mi (max_pods without reserved ENIs, as upstream); ephemeral-storage = 1Gi.
+//             Eviction threshold memory = 100Mi, ephemeral-storage = 10% of capacity (rounded up to
+//             a byte). No system-reserved.
 //   labels    instance-type, arch, os, region; zone and capacity-type (both offered values);
 //             karpenter.k8s.aws/instance-{category,family,generation,size,cpu,cpu-manufacturer,
 //             cpu-sustained-clock-speed-mhz,memory,hypervisor,encryption-in-transit-supported,
@@ -103,6 +107,10 @@ struct InstanceTypeRow {
   bool encryption_in_transit_supported = false;
   bool bare_metal = false;
   int64_t max_pods = 0;
+  // Not columns of the file: what DescribeInstanceTypes says of the default network card (its
+  // maximum ENIs, IPv4 addresses per ENI); 0 when unknown (rows read from files).
+  int64_t enis = 0;
+  int64_t ipv4_per_eni = 0;
   // Allocatable as recorded in the file (upstream's, for AL2023); see FillAllocatableColumns().
   int64_t allocatable_cpu_millicores = 0;
   int64_t allocatable_memory_mib = 0;
@@ -189,6 +197,15 @@ absl::StatusOr<CatalogFiles> ReadCatalogFiles(const std::string& instance_types_
 // Errors: Internal/PermissionDenied/NotFound from the file system.
 absl::Status WriteCatalogDirectory(const std::string& directory, const CatalogFiles& files);
 
+// What changes a type's capacity beyond its row: the controller's settings (upstream's
+// VM_MEMORY_OVERHEAD_PERCENT and RESERVED_ENIS) and the root volume size.
+struct CapacityOptions {
+  int64_t ephemeral_storage_gib = 20;
+  double vm_memory_overhead_percent = 0.075;
+  // ENIs kept out of the pod count; only rows with ENI data (enis, ipv4_per_eni) are affected.
+  int64_t reserved_enis = 0;
+};
+
 struct CatalogOptions {
   std::string region = "us-east-1";
   // Zones to offer every type in; empty means region + "a", "b", "c".
@@ -199,7 +216,7 @@ struct CatalogOptions {
   // Where on-demand prices come from when the files have none for `region`: the first of these
   // regions that has any.
   std::vector<std::string> fallback_price_regions = {"us-east-1"};
-  int64_t ephemeral_storage_gib = 20;
+  CapacityOptions capacity;
   // Provider-specific labels added to every type (kwok adds karpenter.kwok.sh/*), as key/value
   // pairs, each becoming `In [value]`. May be empty.
   std::function<std::vector<std::pair<std::string, std::string>>(const InstanceTypeRow&)>
@@ -214,13 +231,18 @@ absl::StatusOr<Catalog> LoadCatalogDirectory(const std::string& directory,
                                              const CatalogOptions& options);
 
 // The formulas, exposed for tests and for the kwok generator.
-ResourceList ComputeCapacity(const InstanceTypeRow& row, int64_t ephemeral_storage_gib = 20);
+ResourceList ComputeCapacity(const InstanceTypeRow& row, const CapacityOptions& options = {});
 InstanceTypeOverhead ComputeOverhead(const InstanceTypeRow& row, const ResourceList& capacity);
-// Machine memory as the node reports it: MiB minus 64 on arm64, minus ceil(7.5%) of the rest.
-int64_t MemoryCapacityMib(int64_t memory_mib, std::string_view arch);
+// Machine memory as the node reports it: MiB minus 64 on arm64, minus ceil(overhead x the rest)
+// computed in doubles as upstream computes it (so the two agree to the MiB).
+int64_t MemoryCapacityMib(int64_t memory_mib, std::string_view arch,
+                          double vm_memory_overhead_percent = 0.075);
+// The pods capacity: max_pods, or ENI-limited with `reserved_enis` when the row has ENI data.
+int64_t PodsCapacity(const InstanceTypeRow& row, int64_t reserved_enis);
 int64_t KubeReservedCpuMillicores(int64_t vcpu);
-// Sets row.allocatable_* to what BuildCatalog's Allocatable() gives for the row.
-void FillAllocatableColumns(InstanceTypeRow& row, int64_t ephemeral_storage_gib = 20);
+// Sets row.allocatable_* to what BuildCatalog's Allocatable() gives for the row with the default
+// CapacityOptions (the file's informational columns).
+void FillAllocatableColumns(InstanceTypeRow& row);
 // The spot model (see above).
 double SpotPriceFactor(std::string_view instance_type, std::string_view zone);
 double ModelSpotPrice(std::string_view instance_type, std::string_view zone, double on_demand);

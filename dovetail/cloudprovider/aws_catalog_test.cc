@@ -172,6 +172,47 @@ TEST_F(AwsCatalogTest, Arm64CapacityLosesTheCmaReservation) {
   EXPECT_EQ(MemoryCapacityMib(2048, "amd64"), 1894);
 }
 
+// VM_MEMORY_OVERHEAD_PERCENT: the overhead is a parameter; 0 leaves the whole machine.
+TEST_F(AwsCatalogTest, VmMemoryOverheadIsASetting) {
+  // m5.large: 8192 MiB; 5% is 409.6 -> 410 MiB.
+  EXPECT_EQ(MemoryCapacityMib(8192, "amd64", 0.05), 7782);
+  EXPECT_EQ(MemoryCapacityMib(8192, "amd64", 0), 8192);
+  EXPECT_EQ(MemoryCapacityMib(8192, "amd64"), 8192 - 615);  // ceil(614.4)
+  CatalogOptions options;
+  options.capacity.vm_memory_overhead_percent = 0.05;
+  absl::StatusOr<Catalog> catalog = BuildCatalog(*files_, options);
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  EXPECT_EQ(catalog->Find("m5.large")->capacity().at("memory"), Q("7782Mi"));
+  // Kube-reserved does not depend on it.
+  EXPECT_EQ(catalog->Find("m5.large")->overhead().kube_reserved.at("memory"),
+            Get("m5.large").overhead().kube_reserved.at("memory"));
+}
+
+// RESERVED_ENIS: rows with ENI data (from DescribeInstanceTypes) lose (IPv4 per ENI - 1) pods
+// per reserved ENI; kube-reserved memory keeps the unreserved count, as upstream.
+TEST(AwsFormulaTest, ReservedEnisLowerThePodsOfRowsWithEniData) {
+  InstanceTypeRow m5;  // m5.large: 3 ENIs x 10 IPv4 addresses, 3 x 9 + 2 = 29 pods
+  m5.name = "m5.large";
+  m5.vcpu = 2;
+  m5.memory_mib = 8192;
+  m5.arch = "amd64";
+  m5.max_pods = 29;
+  m5.enis = 3;
+  m5.ipv4_per_eni = 10;
+  EXPECT_EQ(PodsCapacity(m5, 0), 29);
+  EXPECT_EQ(PodsCapacity(m5, 1), 20);
+  EXPECT_EQ(PodsCapacity(m5, 2), 11);
+  EXPECT_EQ(PodsCapacity(m5, 3), 0);  // no ENI left: no pods, as upstream
+  EXPECT_EQ(PodsCapacity(m5, 7), 0);
+  const ResourceList capacity = ComputeCapacity(m5, {.reserved_enis = 1});
+  EXPECT_EQ(capacity.at("pods"), Q("20"));
+  EXPECT_EQ(ComputeOverhead(m5, capacity).kube_reserved.at("memory"), Q("574Mi"));  // 11x29+255
+  // Without ENI data (a row read from a file) the file's max pods stand.
+  InstanceTypeRow from_file = m5;
+  from_file.enis = from_file.ipv4_per_eni = 0;
+  EXPECT_EQ(PodsCapacity(from_file, 1), 29);
+}
+
 TEST(AwsFormulaTest, KubeReservedCpuTiers) {
   EXPECT_EQ(KubeReservedCpuMillicores(0), 0);
   EXPECT_EQ(KubeReservedCpuMillicores(1), 60);

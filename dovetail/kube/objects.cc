@@ -256,7 +256,17 @@ absl::Status DecodeToleration(value v, const DecodeContext& ctx, CompactTolerati
 struct ContainerRequests {
   std::vector<ResourceAmount> requests;
   bool sidecar = false;
+  bool claims = false;  // resources.claims is not empty
 };
+
+// True for a non-empty array (resourceClaims, resources.claims).
+absl::Status NonEmptyArray(value v, bool& out, std::string_view where) {
+  if (IsNull(v)) return absl::OkStatus();
+  return ForElements(v, where, [&out](value) {
+    out = true;
+    return absl::OkStatus();
+  });
+}
 
 absl::Status DecodeContainer(value v, const DecodeContext& ctx, ContainerRequests& out,
                              std::vector<int32_t>& host_ports) {
@@ -264,6 +274,7 @@ absl::Status DecodeContainer(value v, const DecodeContext& ctx, ContainerRequest
     if (key == "resources") {
       return ForFields(item, "resources", [&](std::string_view rkey, value r) -> absl::Status {
         if (rkey == "requests") return GetResourceList(r, ctx, out.requests, "requests");
+        if (rkey == "claims") return NonEmptyArray(r, out.claims, "resources.claims");
         return absl::OkStatus();
       });
     }
@@ -364,9 +375,14 @@ absl::Status DecodePodSpec(value v, const DecodeContext& ctx, PodInfo& out) {
       });
     } else if (key == "overhead") {
       return GetResourceList(item, ctx, overhead, "spec.overhead");
+    } else if (key == "resourceClaims") {
+      return NonEmptyArray(item, out.has_dra_requirements, "spec.resourceClaims");
     }
     return absl::OkStatus();
   }));
+  for (const auto* list : {&containers, &init_containers}) {
+    for (const ContainerRequests& c : *list) out.has_dra_requirements |= c.claims;
+  }
   // Effective requests: regular containers plus sidecars run together; each regular init
   // container runs alone after the sidecars started before it.
   std::vector<ResourceAmount> total;

@@ -94,6 +94,8 @@ struct PodInfo {
   std::vector<CompactToleration> tolerations;
   std::vector<std::string> pvc_names;  // persistentVolumeClaim claimNames
   bool has_ephemeral_volumes = false;
+  // Dynamic Resource Allocation: spec.resourceClaims or a container's resources.claims.
+  bool has_dra_requirements = false;
   std::vector<int32_t> host_ports;
   std::string affinity_json;  // empty when unset
   std::string topology_spread_json;

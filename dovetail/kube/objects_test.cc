@@ -88,6 +88,32 @@ TEST(DecodePodTest, KeepsSchedulingFieldsAndComputesEffectiveRequests) {
             std::vector<std::string>{"arm64"});
 }
 
+// Dynamic Resource Allocation: a pod-level claim or a container's resources.claims; empty lists
+// are no requirement.
+TEST(DecodePodTest, NotesDynamicResourceAllocationClaims) {
+  StringPool pool;
+  PodInfo plain;
+  ASSERT_TRUE(DecodePodText(kPodJson, pool, plain).ok());
+  EXPECT_FALSE(plain.has_dra_requirements);
+  for (const char* text : {
+           R"({"metadata": {"name": "a"}, "spec": {"resourceClaims": [{"name": "gpu",
+                "resourceClaimTemplateName": "gpu"}], "containers": [{"name": "c"}]}})",
+           R"({"metadata": {"name": "b"}, "spec": {"containers": [{"name": "c",
+                "resources": {"claims": [{"name": "gpu"}]}}]}})",
+           R"({"metadata": {"name": "c"}, "spec": {"initContainers": [{"name": "i",
+                "resources": {"claims": [{"name": "gpu"}]}}]}})"}) {
+    PodInfo pod;
+    ASSERT_TRUE(DecodePodText(text, pool, pod).ok()) << text;
+    EXPECT_TRUE(pod.has_dra_requirements) << text;
+  }
+  PodInfo empty;
+  ASSERT_TRUE(DecodePodText(R"({"metadata": {"name": "d"}, "spec": {"resourceClaims": [],
+      "containers": [{"name": "c", "resources": {"claims": []}}]}})",
+                            pool, empty)
+                  .ok());
+  EXPECT_FALSE(empty.has_dra_requirements);
+}
+
 TEST(DecodePodTest, InternsRepeatedKeysAcrossPods) {
   StringPool pool;
   PodInfo a, b;

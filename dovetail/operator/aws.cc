@@ -1,5 +1,6 @@
 #include "dovetail/operator/aws.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -80,13 +81,16 @@ class AwsStackImpl final : public AwsStack {
     if (auto s = make(aws::kSsm, true, ssm_raw_); !s.ok()) return s;
     if (auto s = make(aws::kIam, false, iam_raw_); !s.ok()) return s;
     if (auto s = make(aws::kSqs, true, sqs_raw_); !s.ok()) return s;
-    if (auto s = make(aws::kPricing, true, pricing_raw_); !s.ok()) return s;
+    // ISOLATED_VPC: the Pricing API has no VPC endpoint; on-demand prices stay static.
+    if (!options_.isolated_vpc) {
+      if (auto s = make(aws::kPricing, true, pricing_raw_); !s.ok()) return s;
+    }
     if (auto s = make(aws::kEks, true, eks_raw_); !s.ok()) return s;
     ec2_ = std::make_unique<aws::Ec2Client>(*ec2_raw_);
     ssm_ = std::make_unique<aws::SsmClient>(*ssm_raw_);
     iam_ = std::make_unique<aws::IamClient>(*iam_raw_);
     sqs_ = std::make_unique<aws::SqsClient>(*sqs_raw_);
-    pricing_ = std::make_unique<aws::PricingClient>(*pricing_raw_);
+    if (pricing_raw_ != nullptr) pricing_ = std::make_unique<aws::PricingClient>(*pricing_raw_);
     eks_ = std::make_unique<aws::EksClient>(*eks_raw_);
 
     // What nodes need to join (bootstrap.h): settings first, then EKS and the cluster itself.
@@ -109,6 +113,8 @@ class AwsStackImpl final : public AwsStack {
     po.cluster_cidr = bootstrap_.service_cidr;
     po.cluster_dns_ip = bootstrap_.dns_ip;
     po.catalog.region = region_;
+    po.catalog.capacity.reserved_enis = options_.reserved_enis;
+    po.catalog.capacity.vm_memory_overhead_percent = options_.vm_memory_overhead_percent;
     if (!options_.aws_catalog.empty()) {
       absl::StatusOr<cloudprovider::CatalogFiles> files =
           cloudprovider::ReadCatalogDirectory(options_.aws_catalog);
@@ -150,6 +156,23 @@ class AwsStackImpl final : public AwsStack {
     nco.cluster_name = options_.cluster_name;
     nco.region = region_;
     nco.cluster_cidr = bootstrap_.service_cidr;
+    // Every resolve refreshes AMIs, subnets and security groups together, so at the shortest of
+    // upstream's three intervals.
+    nco.resolve_interval =
+        std::min({options_.ami_refresh_interval, options_.subnet_refresh_interval,
+                  options_.security_group_refresh_interval});
+    nco.delete_instance_profiles = !options_.isolated_vpc;
+    if (options_.eks_control_plane) {
+      // EKS_CONTROL_PLANE: the Kubernetes version from eks:DescribeCluster, not /version.
+      nco.kubernetes_version_source = [this]() -> absl::StatusOr<std::string> {
+        absl::StatusOr<aws::EksCluster> cluster = eks_->DescribeCluster(options_.cluster_name);
+        if (!cluster.ok()) return cluster.status();
+        if (cluster->version.empty()) {
+          return absl::InternalError("eks:DescribeCluster returned no version");
+        }
+        return cluster->version;
+      };
+    }
     out.push_back(
         std::make_unique<aws::nodeclass::NodeClassController>(deps, *ec2_, *ssm_, *iam_, nco));
     if (!options_.interruption_queue.empty()) {

@@ -33,6 +33,9 @@ std::string Identity() {
 
 absl::StatusOr<std::unique_ptr<Operator>> Operator::Create(const Options& options) {
   if (absl::Status s = Validate(options); !s.ok()) return s;
+  for (const std::string& note : InertSettingNotes(options)) {
+    log::Info(kLogger, "setting has no effect", {{"setting", note}});
+  }
   std::unique_ptr<Operator> op(new Operator(options));
   absl::StatusOr<kube::RestConfig> config = options.kubeconfig.empty()
                                                 ? kube::LoadDefaultConfig()
@@ -186,6 +189,15 @@ absl::Status Operator::StartEndpoints() {
 }
 
 void Operator::CollectStateMetrics() {
+  CollectClusterStateMetrics();
+  // Upstream's DISABLE_CLUSTER_STATE_OBSERVABILITY turns off its pod, node and NodePool metrics;
+  // here the pods' and the cost gauges.
+  if (options_.disable_cluster_state_observability) return;
+  CollectPodMetrics();
+  CollectCostMetrics();
+}
+
+void Operator::CollectClusterStateMetrics() {
   metrics_
       .NewGauge("karpenter_cluster_state_synced",
                 "1 when the cluster state has synced with the API server, else 0.")
@@ -194,6 +206,9 @@ void Operator::CollectStateMetrics() {
       .NewGauge("karpenter_cluster_state_node_count",
                 "Nodes and NodeClaims the cluster state tracks.")
       .Set({}, static_cast<double>(cluster_->size()));
+}
+
+void Operator::CollectPodMetrics() {
   // Pods by phase and NodePool (of the node they are bound to; "" when unbound or unmanaged):
   // upstream's name, with low-cardinality labels instead of one series per pod.
   std::map<std::string, std::string> pool_of_node;
@@ -223,7 +238,6 @@ void Operator::CollectStateMetrics() {
       .NewGauge("karpenter_pods_state", "Pods by phase and by the NodePool of their node.",
                 {"phase", "nodepool"})
       .Replace(std::move(pods));
-  CollectCostMetrics();
 }
 
 void Operator::CollectCostMetrics() {

@@ -70,7 +70,11 @@ class Operator {
   void StartControllers();
   void StopControllers();
   absl::Status StartEndpoints();
+  // At each /metrics scrape: the cluster state's gauges, then (unless
+  // DISABLE_CLUSTER_STATE_OBSERVABILITY) karpenter_pods_state and the cost gauges.
   void CollectStateMetrics();
+  void CollectClusterStateMetrics();
+  void CollectPodMetrics();
   void CollectCostMetrics();
 
   Options options_;

@@ -1,5 +1,6 @@
 #include "dovetail/operator/options.h"
 
+#include <cmath>
 #include <cstdlib>
 
 #include "absl/strings/ascii.h"
@@ -25,17 +26,18 @@ absl::StatusOr<bool> ParseBool(const std::string& name, const std::string& value
 
 }  // namespace
 
-absl::Status ParseFeatureGates(const std::string& text, std::map<std::string, bool>& gates) {
+absl::Status ParseFeatureGates(const std::string& text, std::map<std::string, bool>& gates,
+                               const std::string& variable) {
   for (absl::string_view piece : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     std::string entry(piece);
     absl::StripAsciiWhitespace(&entry);
     std::vector<std::string> kv = absl::StrSplit(absl::string_view(entry), absl::MaxSplits('=', 1));
     if (kv.size() != 2 || kv[0].empty()) {
-      return Bad("FEATURE_GATES", text, absl::StrCat("entry \"", entry, "\" is not Name=bool"));
+      return Bad(variable, text, absl::StrCat("entry \"", entry, "\" is not Name=bool"));
     }
-    auto value = ParseBool("FEATURE_GATES", kv[1]);
+    auto value = ParseBool(variable, kv[1]);
     if (!value.ok()) {
-      return Bad("FEATURE_GATES", text, absl::StrCat("entry \"", entry, "\" is not Name=bool"));
+      return Bad(variable, text, absl::StrCat("entry \"", entry, "\" is not Name=bool"));
     }
     gates[kv[0]] = *value;
   }
@@ -102,6 +104,53 @@ absl::StatusOr<Options> OptionsFromEnvironment(
   if (auto v = getenv("FEATURE_GATES"); v && !v->empty()) {
     if (auto s = ParseFeatureGates(*v, o.feature_gates); !s.ok()) return s;
   }
+  if (auto v = getenv("AWS_FEATURE_GATES"); v && !v->empty()) {
+    if (auto s = ParseFeatureGates(*v, o.aws_feature_gates, "AWS_FEATURE_GATES"); !s.ok()) {
+      return s;
+    }
+  }
+  auto integer = [&](const char* name, auto& out) -> absl::Status {
+    auto v = getenv(name);
+    if (!v || v->empty()) return absl::OkStatus();
+    if (!absl::SimpleAtoi(*v, &out)) return Bad(name, *v, "not an integer");
+    return absl::OkStatus();
+  };
+  if (auto s = integer("RESERVED_ENIS", o.reserved_enis); !s.ok()) return s;
+  if (auto s = integer("MEMORY_LIMIT", o.memory_limit); !s.ok()) return s;
+  if (auto s = integer("CPU_REQUESTS", o.cpu_requests); !s.ok()) return s;
+  if (auto v = getenv("VM_MEMORY_OVERHEAD_PERCENT"); v && !v->empty()) {
+    if (!absl::SimpleAtod(*v, &o.vm_memory_overhead_percent) ||
+        !std::isfinite(o.vm_memory_overhead_percent)) {
+      return Bad("VM_MEMORY_OVERHEAD_PERCENT", *v, "not a number (a fraction: 0.075 is 7.5%)");
+    }
+  }
+  for (auto [name, out] :
+       {std::pair{"ISOLATED_VPC", &o.isolated_vpc},
+        std::pair{"EKS_CONTROL_PLANE", &o.eks_control_plane},
+        std::pair{"DISABLE_DRY_RUN", &o.disable_dry_run},
+        std::pair{"IGNORE_DRA_REQUESTS", &o.ignore_dra_requests},
+        std::pair{"DISABLE_CLUSTER_STATE_OBSERVABILITY", &o.disable_cluster_state_observability},
+        std::pair{"DISABLE_CONTROLLER_WARMUP", &o.disable_controller_warmup},
+        std::pair{"ENABLE_PROFILING", &o.enable_profiling},
+        std::pair{"ENABLE_ZONAL_SHIFT", &o.enable_zonal_shift}}) {
+    if (auto s = boolean(name, *out); !s.ok()) return s;
+  }
+  for (auto [name, out] :
+       {std::pair{"AMI_REFRESH_INTERVAL", &o.ami_refresh_interval},
+        std::pair{"SUBNET_REFRESH_INTERVAL", &o.subnet_refresh_interval},
+        std::pair{"SECURITY_GROUP_REFRESH_INTERVAL", &o.security_group_refresh_interval}}) {
+    if (auto s = duration(name, *out); !s.ok()) return s;
+  }
+  for (auto [name, out] : {std::pair{"LOG_OUTPUT_PATHS", &o.log_output_paths},
+                           std::pair{"LOG_ERROR_OUTPUT_PATHS", &o.log_error_output_paths}}) {
+    auto v = getenv(name);
+    if (!v || v->empty()) continue;
+    out->clear();
+    for (absl::string_view path : absl::StrSplit(*v, ',', absl::SkipWhitespace())) {
+      out->emplace_back(absl::StripAsciiWhitespace(path));
+    }
+    if (out->empty()) return Bad(name, *v, "no path");
+  }
   return o;
 }
 
@@ -140,7 +189,69 @@ absl::Status Validate(const Options& o) {
   if (o.kube_client_burst < 1) {
     return Bad("KUBE_CLIENT_BURST", absl::StrCat(o.kube_client_burst), "must be at least 1");
   }
+  // Upstream's ranges.
+  if (o.reserved_enis < 0) {
+    return Bad("RESERVED_ENIS", absl::StrCat(o.reserved_enis), "cannot be negative");
+  }
+  if (o.vm_memory_overhead_percent < 0 || o.vm_memory_overhead_percent >= 1) {
+    return Bad("VM_MEMORY_OVERHEAD_PERCENT", absl::StrCat(o.vm_memory_overhead_percent),
+               "must be a fraction in [0, 1) (0.075 is 7.5%)");
+  }
+  for (auto [name, d] :
+       {std::pair{"AMI_REFRESH_INTERVAL", o.ami_refresh_interval},
+        std::pair{"SUBNET_REFRESH_INTERVAL", o.subnet_refresh_interval},
+        std::pair{"SECURITY_GROUP_REFRESH_INTERVAL", o.security_group_refresh_interval}}) {
+    if (d < absl::Minutes(1)) return Bad(name, absl::FormatDuration(d), "must be at least 1m");
+  }
+  // What Dovetail does not do is refused, not silently ignored.
+  if (o.enable_zonal_shift) {
+    return Bad("ENABLE_ZONAL_SHIFT", "true",
+               "Dovetail does not act on ARC zonal shifts; unset it or set false");
+  }
+  if (o.enable_profiling) {
+    return Bad("ENABLE_PROFILING", "true",
+               "Dovetail serves no Go profiler (pprof); unset it or set false");
+  }
+  if (!o.ignore_dra_requests) {
+    return Bad("IGNORE_DRA_REQUESTS", "false",
+               "Dovetail does not allocate Dynamic Resource Allocation devices; pods with "
+               "resource claims get no nodes. Unset it or set true");
+  }
+  for (const char* gate : {"NodeRepair", "NodeOverlay", "StaticCapacity", "CapacityBuffer",
+                           "PodDeletionCostManagement"}) {
+    if (auto it = o.feature_gates.find(gate); it != o.feature_gates.end() && it->second) {
+      return Bad("FEATURE_GATES", absl::StrCat(gate, "=true"),
+                 "not implemented by Dovetail (docs/parity.md); set it to false");
+    }
+  }
+  if (auto it = o.aws_feature_gates.find("NodeClassCEL");
+      it != o.aws_feature_gates.end() && it->second) {
+    return Bad("AWS_FEATURE_GATES", "NodeClassCEL=true",
+               "not implemented by Dovetail; set it to false");
+  }
   return absl::OkStatus();
+}
+
+std::vector<std::string> InertSettingNotes(const Options& o) {
+  std::vector<std::string> notes;
+  if (!o.disable_controller_warmup) {
+    notes.push_back(
+        "DISABLE_CONTROLLER_WARMUP=false: Dovetail always syncs its informers before it leads");
+  }
+  if (o.memory_limit > 0) {
+    notes.push_back(absl::StrCat("MEMORY_LIMIT=", o.memory_limit,
+                                 ": no effect (it sizes Go's garbage collector upstream; Dovetail "
+                                 "has no garbage-collected heap)"));
+  }
+  if (o.cpu_requests != 1000) {
+    notes.push_back(absl::StrCat("CPU_REQUESTS=", o.cpu_requests,
+                                 ": no effect (it scales goroutine counts upstream; Dovetail's "
+                                 "worker threads are fixed)"));
+  }
+  if (o.disable_dry_run) {
+    notes.push_back("DISABLE_DRY_RUN=true: Dovetail makes no dry-run calls either way");
+  }
+  return notes;
 }
 
 }  // namespace dovetail::op

@@ -40,8 +40,8 @@ except ImportError:  # the moto virtualenv (scripts/install-deps) has PyYAML
         os.execv(str(venv_python), [str(venv_python), *sys.argv])
     raise
 
-# settings.* -> (environment variable, read by Dovetail's controller today). The upstream names
-# of charts/karpenter; the controller ignores the ones it does not read yet.
+# settings.* -> (environment variable, read by Dovetail's controller). The upstream names of
+# charts/karpenter; the controller reads every one (docs/settings.md says what each does).
 SETTINGS_ENV = {
     "batchMaxDuration": ("BATCH_MAX_DURATION", True),
     "batchIdleDuration": ("BATCH_IDLE_DURATION", True),
@@ -51,17 +51,17 @@ SETTINGS_ENV = {
     "clusterName": ("CLUSTER_NAME", True),
     "clusterEndpoint": ("CLUSTER_ENDPOINT", True),
     "interruptionQueue": ("INTERRUPTION_QUEUE", True),
-    "isolatedVPC": ("ISOLATED_VPC", False),
-    "eksControlPlane": ("EKS_CONTROL_PLANE", False),
-    "vmMemoryOverheadPercent": ("VM_MEMORY_OVERHEAD_PERCENT", False),
-    "enableZonalShift": ("ENABLE_ZONAL_SHIFT", False),
-    "reservedENIs": ("RESERVED_ENIS", False),
-    "ignoreDRARequests": ("IGNORE_DRA_REQUESTS", False),
-    "disableClusterStateObservability": ("DISABLE_CLUSTER_STATE_OBSERVABILITY", False),
-    "disableDryRun": ("DISABLE_DRY_RUN", False),
-    "amiRefreshInterval": ("AMI_REFRESH_INTERVAL", False),
-    "subnetRefreshInterval": ("SUBNET_REFRESH_INTERVAL", False),
-    "securityGroupRefreshInterval": ("SECURITY_GROUP_REFRESH_INTERVAL", False),
+    "isolatedVPC": ("ISOLATED_VPC", True),
+    "eksControlPlane": ("EKS_CONTROL_PLANE", True),
+    "vmMemoryOverheadPercent": ("VM_MEMORY_OVERHEAD_PERCENT", True),
+    "enableZonalShift": ("ENABLE_ZONAL_SHIFT", True),
+    "reservedENIs": ("RESERVED_ENIS", True),
+    "ignoreDRARequests": ("IGNORE_DRA_REQUESTS", True),
+    "disableClusterStateObservability": ("DISABLE_CLUSTER_STATE_OBSERVABILITY", True),
+    "disableDryRun": ("DISABLE_DRY_RUN", True),
+    "amiRefreshInterval": ("AMI_REFRESH_INTERVAL", True),
+    "subnetRefreshInterval": ("SUBNET_REFRESH_INTERVAL", True),
+    "securityGroupRefreshInterval": ("SECURITY_GROUP_REFRESH_INTERVAL", True),
 }
 # settings.featureGates.* -> gate name in FEATURE_GATES (Dovetail's options.h knows the first six).
 FEATURE_GATES = {

@@ -46,6 +46,17 @@ bool IsProvisionable(const kube::PodInfo& pod) {
   return true;
 }
 
+bool HasDraRequirements(const core::PodSpec& spec) {
+  if (!spec.resource_claims.empty()) return true;
+  for (const auto* list : {&spec.containers, &spec.init_containers}) {
+    for (const core::Container& c : *list) {
+      auto it = c.resources.unknown_fields.find("claims");
+      if (it != c.resources.unknown_fields.end() && it->is_array() && !it->empty()) return true;
+    }
+  }
+  return false;
+}
+
 bool IsReschedulable(const kube::PodInfo& pod, absl::Time now) {
   if (pod.phase == core::PodPhase::kSucceeded || pod.phase == core::PodPhase::kFailed) return false;
   if (pod.meta.deletion.has_value() && !OwnedBy(pod, "StatefulSet")) return false;

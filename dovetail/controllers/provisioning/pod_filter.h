@@ -7,6 +7,9 @@
 // deleted, not owned by a DaemonSet, not a mirror/static pod (owned by a Node).
 //
 // Ignored (never given a NodeClaim, reported with a FailedScheduling event unless `silent`): a
+// pod with Dynamic Resource Allocation requirements (spec.resourceClaims or a container's
+// resources.claims: Dovetail allocates no devices, as upstream with IGNORE_DRA_REQUESTS=true,
+// its default and the only value Dovetail accepts), a
 // nodeSelector or required node-affinity term that fails Karpenter's runtime requirement validation
 // (restricted keys such as kubernetes.io/hostname or karpenter.sh/*, bad operators or values),
 // matchFields in a required term, and — silently — a `karpenter.sh/nodepool DoesNotExist`
@@ -23,6 +26,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "absl/time/time.h"
 #include "dovetail/apis/core/pod.h"
@@ -31,6 +35,14 @@
 namespace dovetail::controllers::provisioning {
 
 bool IsProvisionable(const kube::PodInfo& pod);
+
+// DRA requirements of a pod or a DaemonSet's pod template (see above); a DaemonSet with them is
+// left out of a new node's daemon overhead, as upstream does.
+bool HasDraRequirements(const apis::core::PodSpec& spec);
+// The FailedScheduling reason of a pod with DRA requirements (decoded into PodInfo).
+inline constexpr std::string_view kDraIgnoredMessage =
+    "ignoring pod, it has Dynamic Resource Allocation requirements, which Dovetail does not "
+    "provision for (IGNORE_DRA_REQUESTS)";
 
 bool IsReschedulable(const kube::PodInfo& pod, absl::Time now);
 

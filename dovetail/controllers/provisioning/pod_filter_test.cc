@@ -32,6 +32,19 @@ TEST_F(PodFilterTest, PendingPodMarkedUnschedulableIsProvisionable) {
   EXPECT_TRUE(Provisionable(PendingPod("a")));
 }
 
+TEST_F(PodFilterTest, DraRequirementsOfAPodSpecAreFound) {
+  nlohmann::json pod = PendingPod("a");
+  EXPECT_FALSE(HasDraRequirements(ApiPod(pod).spec));
+  nlohmann::json claimed = pod;
+  claimed["spec"]["resourceClaims"] = {{{"name", "gpu"}, {"resourceClaimName", "gpu-0"}}};
+  EXPECT_TRUE(HasDraRequirements(ApiPod(claimed).spec));
+  nlohmann::json container = pod;
+  container["spec"]["containers"][0]["resources"]["claims"] = {{{"name", "gpu"}}};
+  EXPECT_TRUE(HasDraRequirements(ApiPod(container).spec));
+  container["spec"]["containers"][0]["resources"]["claims"] = nlohmann::json::array();
+  EXPECT_FALSE(HasDraRequirements(ApiPod(container).spec));
+}
+
 TEST_F(PodFilterTest, PodTheSchedulerHasNotTriedIsNotProvisionable) {
   nlohmann::json pod = PendingPod("a");
   pod["status"].erase("conditions");

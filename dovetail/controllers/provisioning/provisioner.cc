@@ -281,6 +281,7 @@ absl::StatusOr<PassInput> Provisioner::BuildInput(const state::Snapshot& snapsho
 
   // DaemonSets, as the pods they would run on a new node.
   for (const auto& ds : daemon_sets_.store().List()) {
+    if (HasDraRequirements(ds->spec.template_.spec)) continue;  // as upstream (pod_filter.h)
     pass.daemon_pods.push_back(DaemonSetPod(*ds));
     input.daemon_sets.push_back({absl::StrCat(ds->metadata.namespace_, "/", ds->metadata.name),
                                  pass.daemon_pods.back().get()});
@@ -333,6 +334,12 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     absl::StatusOr<core::Pod> pod = state::ToPod(*info);
     if (!pod.ok()) {
       ++ignored;
+      continue;
+    }
+    if (info->has_dra_requirements) {
+      ++ignored;
+      RecordPodEvent(*pod, "Warning", kFailedScheduling, "Scheduling",
+                     absl::StrCat("Failed to schedule pod, ", std::string(kDraIgnoredMessage)));
       continue;
     }
     if (std::optional<IgnoreReason> why = IgnoredReason(*pod)) {

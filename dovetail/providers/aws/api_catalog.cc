@@ -118,6 +118,8 @@ absl::StatusOr<InstanceTypeRow> InstanceTypeRowFromApi(const Ec2InstanceTypeInfo
   row.encryption_in_transit_supported = info.encryption_in_transit_supported;
   row.bare_metal = info.bare_metal;
   if (info.default_network_card_interfaces > 0 && info.ipv4_addresses_per_interface > 0) {
+    row.enis = info.default_network_card_interfaces;
+    row.ipv4_per_eni = info.ipv4_addresses_per_interface;
     row.max_pods =
         info.default_network_card_interfaces * (info.ipv4_addresses_per_interface - 1) + 2;
   } else {
@@ -181,11 +183,10 @@ absl::StatusOr<cloudprovider::Catalog> BuildApiCatalog(const ApiCatalogInputs& i
       }
       files.spot_prices = std::move(rows);
     }
-    cloudprovider::CatalogOptions catalog_options{
-        .region = options.region,
-        .zones = zones,
-        .zone_ids = zone_ids,
-        .ephemeral_storage_gib = options.ephemeral_storage_gib};
+    cloudprovider::CatalogOptions catalog_options{.region = options.region,
+                                                  .zones = zones,
+                                                  .zone_ids = zone_ids,
+                                                  .capacity = options.capacity};
     ASSIGN_OR_RETURN(cloudprovider::Catalog part,
                      cloudprovider::BuildCatalog(files, catalog_options));
     for (const auto& type : part) {

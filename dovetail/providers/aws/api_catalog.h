@@ -8,7 +8,8 @@
 // What the API adds over the static files (reference §2.5):
 //   - types: only hvm types with an x86_64 or arm64 architecture;
 //   - max pods: upstream's ENI-limited count, (ENIs on the default network card) x (IPv4
-//     addresses per ENI - 1) + 2;
+//     addresses per ENI - 1) + 2; the row keeps both numbers, so that reserved ENIs
+//     (ApiCatalogOptions::capacity) lower the pods capacity as upstream's RESERVED_ENIS does;
 //   - zones: each type is offered only in the zones where DescribeInstanceTypeOfferings lists it
 //     (and that are available availability zones): its zone requirement and its offerings cover
 //     exactly those, with zone ids from DescribeAvailabilityZones;
@@ -46,7 +47,8 @@ struct ApiCatalogOptions {
   std::string region;
   // The static files: on-demand prices, and rows that fill what the API lacks. May be empty.
   cloudprovider::CatalogFiles static_files;
-  int64_t ephemeral_storage_gib = 20;
+  // VM memory overhead, reserved ENIs (from the rows' ENI data), root volume size.
+  cloudprovider::CapacityOptions capacity;
 };
 
 // True for the types upstream discovers: hvm and an x86_64 or arm64 architecture.

@@ -8,6 +8,7 @@ namespace dovetail::providers::aws {
 namespace {
 
 using cloudprovider::InstanceTypeRow;
+constexpr int64_t kMiB = 1024 * 1024;
 
 std::string AwsDataDir() { return DOVETAIL_AWS_DATA_DIR; }
 
@@ -187,6 +188,33 @@ TEST(ApiCatalogTest, OffersEachTypeOnlyInItsZonesWithPerZoneSpotPrices) {
   for (const auto& o : xl->offerings()) {
     EXPECT_EQ(o.available, o.capacity_type == "on-demand") << o.capacity_type;
   }
+}
+
+// RESERVED_ENIS and VM_MEMORY_OVERHEAD_PERCENT reach the API catalog's capacity: m5.large has
+// 3 ENIs of 10 IPv4 addresses, 29 pods; one reserved ENI leaves 2 x 9 + 2 = 20.
+TEST(ApiCatalogTest, ReservedEnisAndMemoryOverheadShapeTheCapacity) {
+  ApiCatalogInputs inputs;
+  inputs.instance_types = {M5Large()};
+  inputs.zones = {{.zone_name = "us-east-1a",
+                   .zone_id = "use1-az1",
+                   .state = "available",
+                   .zone_type = "availability-zone",
+                   .region = "us-east-1"}};
+  inputs.zone_offerings = {{"m5.large", "availability-zone", "us-east-1a"}};
+  auto plain = BuildApiCatalog(inputs, {.region = "us-east-1", .static_files = StaticFiles()});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->Find("m5.large")->capacity().at("pods").Value(), 29);
+  EXPECT_EQ(plain->Find("m5.large")->capacity().at("memory").Value(), (8192 - 615) * kMiB);
+  auto reserved = BuildApiCatalog(
+      inputs, {.region = "us-east-1",
+               .static_files = StaticFiles(),
+               .capacity = {.vm_memory_overhead_percent = 0.1, .reserved_enis = 1}});
+  ASSERT_TRUE(reserved.ok()) << reserved.status();
+  const cloudprovider::InstanceType* m5 = reserved->Find("m5.large");
+  EXPECT_EQ(m5->capacity().at("pods").Value(), 20);
+  EXPECT_EQ(m5->capacity().at("memory").Value(), (8192 - 820) * kMiB);  // ceil(819.2)
+  // kube-reserved memory from the unreserved 29 pods: 11 x 29 + 255 = 574Mi.
+  EXPECT_EQ(m5->overhead().kube_reserved.at("memory").Value(), 574 * kMiB);
 }
 
 TEST(ApiCatalogTest, WithoutSpotDataTheSpotModelPricesEveryZone) {

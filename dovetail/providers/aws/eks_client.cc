@@ -20,7 +20,8 @@ absl::StatusOr<EksCluster> ReadCluster(const HttpResponse& response, std::string
   EksCluster out{.name = StringMember(*cluster, "name"),
                  .arn = StringMember(*cluster, "arn"),
                  .status = StringMember(*cluster, "status"),
-                 .endpoint = StringMember(*cluster, "endpoint")};
+                 .endpoint = StringMember(*cluster, "endpoint"),
+                 .version = StringMember(*cluster, "version")};
   if (const nlohmann::json* ca = Member(*cluster, "certificateAuthority")) {
     out.certificate_authority = StringMember(*ca, "data");
   }

@@ -20,6 +20,7 @@ struct EksCluster {
   std::string arn;
   std::string status;                 // CREATING, ACTIVE, ...
   std::string endpoint;               // https://...
+  std::string version;                // Kubernetes minor version, "1.34"
   std::string certificate_authority;  // base64 PEM (certificateAuthority.data)
   std::string ip_family;              // kubernetesNetworkConfig.ipFamily: ipv4 | ipv6
   std::string service_ipv4_cidr;      // kubernetesNetworkConfig.serviceIpv4Cidr

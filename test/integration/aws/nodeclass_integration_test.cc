@@ -11,6 +11,7 @@
 // The API server is shared with other integration tests: every assertion is about this test's
 // objects; moto is this test's own.
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <set>
@@ -155,6 +156,20 @@ class NodeClassIntegrationTest : public ::testing::Test {
                                                                .region = "us-east-1",
                                                                .kubernetes_version = kK8sVersion,
                                                                .ssm_path_prefix = kSsmPrefix});
+    // In an isolated VPC (upstream's ISOLATED_VPC) with EKS_CONTROL_PLANE: no IAM deletions, and
+    // the Kubernetes version from a source standing in for eks:DescribeCluster.
+    isolated_controller_ = std::make_unique<NodeClassController>(
+        *deps_, *ec2_, *ssm_, *iam_,
+        NodeClassOptions{.cluster_name = kCluster,
+                         .region = "us-east-1",
+                         .cluster_cidr = "10.100.0.0/16",
+                         .kubernetes_version_source = [this]() -> absl::StatusOr<std::string> {
+                           ++version_asked_;
+                           return std::string(kK8sVersion);
+                         },
+                         .ssm_path_prefix = kSsmPrefix,
+                         .instance_profile_grace = absl::ZeroDuration(),
+                         .delete_instance_profiles = false});
     informers_->Start();
     ASSERT_TRUE(informers_->WaitForSync(absl::Now() + absl::Seconds(60)));
     controller_->Start();
@@ -166,6 +181,7 @@ class NodeClassIntegrationTest : public ::testing::Test {
     if (informers_ != nullptr) informers_->Stop();
     dead_controller_.reset();
     no_cidr_controller_.reset();
+    isolated_controller_.reset();
     if (client_ == nullptr) return;
     for (const std::string& name : claims_) {
       (void)client_->Delete(kube::resources::kNodeClaims, "", name);
@@ -292,6 +308,8 @@ class NodeClassIntegrationTest : public ::testing::Test {
   std::unique_ptr<Ec2Client> dead_ec2_;
   std::unique_ptr<NodeClassController> dead_controller_;
   std::unique_ptr<NodeClassController> no_cidr_controller_;
+  std::unique_ptr<NodeClassController> isolated_controller_;
+  std::atomic<int> version_asked_{0};
   std::vector<std::string> classes_, claims_;
 };
 
@@ -502,6 +520,46 @@ TEST_F(NodeClassIntegrationTest, AnAl2023ClassIsNotReadyWhileTheServiceCidrIsUnk
   auto known = controller_->Reconcile(name);
   ASSERT_TRUE(known.ok()) << known.status();
   ASSERT_TRUE(WaitForCondition(name, kConditionReady, core::ConditionStatus::kTrue));
+}
+
+// ISOLATED_VPC: IAM has no VPC endpoint, so managed instance profiles are neither collected when
+// superseded nor deleted with the class (as upstream); EKS_CONTROL_PLANE: the version comes from
+// EKS, not from the API server's /version.
+TEST_F(NodeClassIntegrationTest, InAnIsolatedVpcInstanceProfilesAreLeftInPlace) {
+  const std::string name = CreateNodeClass(kCluster);
+  ASSERT_TRUE(WaitForCondition(name, kConditionReady, core::ConditionStatus::kTrue));
+  controller_->Stop();  // only the isolated controller acts on the class from here
+  const std::string first = Get(name)->status.instance_profile;
+
+  const nlohmann::json role = {{"spec", {{"role", "NodeRole-it-2"}}}};
+  ASSERT_TRUE(
+      client_
+          ->Patch(kube::resources::kEC2NodeClasses, "", name, kube::PatchType::kMerge, role.dump())
+          .ok());
+  std::string second;
+  ASSERT_TRUE(WaitFor([&] {
+    if (!isolated_controller_->Reconcile(name).ok()) return false;
+    auto now = Get(name);
+    if (!now.has_value() || now->status.instance_profile == first) return false;
+    second = now->status.instance_profile;
+    return ConditionIs(*now, kConditionReady, core::ConditionStatus::kTrue);
+  }));
+  EXPECT_GT(version_asked_.load(), 0);
+  EXPECT_TRUE(iam_->GetInstanceProfile(first).ok()) << "collected in an isolated VPC";
+
+  ASSERT_TRUE(client_->Delete(kube::resources::kEC2NodeClasses, "", name).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    (void)isolated_controller_->Reconcile(name);
+    return !Get(name).has_value();
+  }));
+  for (const std::string& profile : {first, second}) {
+    auto kept = iam_->GetInstanceProfile(profile);
+    ASSERT_TRUE(kept.ok()) << profile << " was deleted in an isolated VPC";
+    for (const auto& r : kept->roles) {
+      ASSERT_TRUE(iam_->RemoveRoleFromInstanceProfile(profile, r.role_name).ok());
+    }
+    ASSERT_TRUE(iam_->DeleteInstanceProfile(profile).ok());
+  }
 }
 
 TEST_F(NodeClassIntegrationTest, DeletionWaitsForNodeClaimsOfTheClass) {

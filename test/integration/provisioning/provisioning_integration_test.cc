@@ -173,9 +173,14 @@ class ProvisioningIntegrationTest : public ::testing::Test {
   }
 
   // A pending pod the kube-scheduler found no room for.
-  void CreatePendingPod(const std::string& name, const std::string& cpu) {
+  // `claim`: a Dynamic Resource Allocation claim (by template) the container uses.
+  void CreatePendingPod(const std::string& name, const std::string& cpu, bool claim = false) {
     nlohmann::json pod = kube::testing::PodJson(ns_, name);
     pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu;
+    if (claim) {
+      pod["spec"]["resourceClaims"] = {{{"name", "gpu"}, {"resourceClaimTemplateName", "gpu"}}};
+      pod["spec"]["containers"][0]["resources"]["claims"] = {{{"name", "gpu"}}};
+    }
     auto created = client_->Create(kube::resources::kPods, ns_, pod.dump());
     ASSERT_TRUE(created.ok()) << created.status();
     pods_.push_back(name);
@@ -378,6 +383,8 @@ TEST_F(ProvisioningIntegrationTest, IgnoresPodsOutsideItsRulesAndExplainsUnplace
   pods_.push_back("quiet");
   // Too large for any 4-vCPU type: the solver's reason in the event.
   CreatePendingPod("huge", "16");
+  // Dynamic Resource Allocation claims: no node (IGNORE_DRA_REQUESTS), a FailedScheduling event.
+  CreatePendingPod("claims", "1", /*claim=*/true);
   // A pool no instance type satisfies (no 3-vCPU types): skipped, with an event on the pool.
   const std::string empty_pool = UniqueName("prov-it-none");
   nlohmann::json empty = NodePoolJson(empty_pool);
@@ -390,7 +397,9 @@ TEST_F(ProvisioningIntegrationTest, IgnoresPodsOutsideItsRulesAndExplainsUnplace
     return provisioner_->node_pools().store().Get(pool_) != nullptr &&
            provisioner_->node_pools().store().Get(empty_pool) != nullptr &&
            informers_->pods().store().Get(ns_ + "/huge") != nullptr &&
-           informers_->pods().store().Get(ns_ + "/huge")->unschedulable;
+           informers_->pods().store().Get(ns_ + "/huge")->unschedulable &&
+           informers_->pods().store().Get(ns_ + "/claims") != nullptr &&
+           informers_->pods().store().Get(ns_ + "/claims")->unschedulable;
   }));
   absl::StatusOr<PassResult> pass = provisioner_->RunOnce();
   ASSERT_TRUE(pass.ok()) << pass.status();
@@ -399,6 +408,8 @@ TEST_F(ProvisioningIntegrationTest, IgnoresPodsOutsideItsRulesAndExplainsUnplace
   EXPECT_TRUE(ClaimNames().empty());
   EXPECT_TRUE(
       WaitFor([&] { return HasEvent("huge", "FailedScheduling", "Failed to schedule pod, "); }));
+  EXPECT_TRUE(WaitFor(
+      [&] { return HasEvent("claims", "FailedScheduling", "Dynamic Resource Allocation"); }));
   EXPECT_TRUE(PodEvents("quiet").empty());
   EXPECT_TRUE(WaitFor([&] {
     auto list = client_->List(kube::resources::kEvents, "default");

@@ -171,18 +171,23 @@ absl::StatusOr<std::string> NodeClassController::KubernetesVersion() {
       return k8s_version_;
     }
   }
-  ASSIGN_OR_RETURN(const kube::HttpResponse response,
-                   deps_.client.rest().Do({.method = "GET", .path = "/version"}));
-  if (response.code != 200) {
-    return absl::UnavailableError(Cat("GET /version: HTTP ", response.code));
+  std::string version;
+  if (options_.kubernetes_version_source) {
+    ASSIGN_OR_RETURN(version, options_.kubernetes_version_source());
+  } else {
+    ASSIGN_OR_RETURN(const kube::HttpResponse response,
+                     deps_.client.rest().Do({.method = "GET", .path = "/version"}));
+    if (response.code != 200) {
+      return absl::UnavailableError(Cat("GET /version: HTTP ", response.code));
+    }
+    const nlohmann::json body = nlohmann::json::parse(response.body, nullptr, false);
+    if (!body.is_object() || !body.value("major", nlohmann::json()).is_string() ||
+        !body.value("minor", nlohmann::json()).is_string()) {
+      return absl::InternalError("GET /version: no major/minor");
+    }
+    ASSIGN_OR_RETURN(version, KubernetesMinorVersion(body["major"].get<std::string>(),
+                                                     body["minor"].get<std::string>()));
   }
-  const nlohmann::json body = nlohmann::json::parse(response.body, nullptr, false);
-  if (!body.is_object() || !body.value("major", nlohmann::json()).is_string() ||
-      !body.value("minor", nlohmann::json()).is_string()) {
-    return absl::InternalError("GET /version: no major/minor");
-  }
-  ASSIGN_OR_RETURN(std::string version, KubernetesMinorVersion(body["major"].get<std::string>(),
-                                                               body["minor"].get<std::string>()));
   absl::MutexLock lock(&version_mu_);
   k8s_version_ = version;
   k8s_version_at_ = now;
@@ -385,7 +390,8 @@ absl::StatusOr<kube::ReconcileResult> NodeClassController::Finalize(
     log::Info(kLogger, "deleted the launch templates",
               {{"ec2nodeclass", node_class.metadata.name}, {"count", Cat(*templates)}});
   }
-  absl::StatusOr<int> deleted = profiles_.DeleteAll(node_class);
+  absl::StatusOr<int> deleted =
+      options_.delete_instance_profiles ? profiles_.DeleteAll(node_class) : absl::StatusOr<int>(0);
   if (!deleted.ok()) {
     return failed("InstanceProfileDeletionFailed", "managed instance profiles", deleted.status());
   }
@@ -462,7 +468,8 @@ absl::StatusOr<kube::ReconcileResult> NodeClassController::Reconcile(const std::
   }
 
   // Managed profiles other than the current one (all of them once spec.role is gone).
-  if (desired.spec.role.empty() || !desired.status.instance_profile.empty()) {
+  if (options_.delete_instance_profiles &&
+      (desired.spec.role.empty() || !desired.status.instance_profile.empty())) {
     const std::string keep = desired.spec.role.empty() ? "" : desired.status.instance_profile;
     absl::Status collected =
         profiles_.CollectStale(desired, keep, [this](std::string_view profile) {

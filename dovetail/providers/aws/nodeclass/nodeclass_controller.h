@@ -2,7 +2,9 @@
 // EC2NodeClass controller does (reference §1.5, §2.14.1–2.14.3, §2.14.13). Keyed by class name;
 // triggered by its own EC2NodeClass informer (creation, spec (generation), annotation, finalizer
 // and deletion changes; status writes alone do not trigger it), by NodeClaim deletions (a class
-// being deleted waits for its NodeClaims), and every `resolve_interval` (5 min: new AMIs behind an
+// being deleted waits for its NodeClaims), and every `resolve_interval` (the controller sets the
+// shortest of AMI_REFRESH_INTERVAL, SUBNET_REFRESH_INTERVAL and SECURITY_GROUP_REFRESH_INTERVAL,
+// 1 min by default: new AMIs behind an
 // alias are what AMI drift later acts on).
 //
 // Each reconcile reads the class from the API server (never the cache) and:
@@ -20,7 +22,8 @@
 //      Unknown (DependenciesNotReady) while another dependent is not True, else True. (Upstream's
 //      dry-run CreateFleet/RunInstances/CreateLaunchTemplate checks are not made.)
 //   4. Ready follows the dependents (conditions.h);
-//   5. collects superseded managed instance profiles, deletes the class's launch templates that
+//   5. collects superseded managed instance profiles (not in an isolated VPC), deletes the class's
+//   launch templates that
 //      its resolved status can no longer produce (launch_templates.h; only once subnets, security
 //      groups, AMIs and the instance profile all resolved) and re-stamps the hash annotations on
 //      NodeClaims of the class that carry another hash version;
@@ -28,13 +31,14 @@
 // conflict retries the reconcile).
 // Deletion: while NodeClaims reference the class, an event WaitingOnNodeClaimTermination and a
 // requeue; then every launch template Dovetail created for the class (found by its cluster and
-// class tags) and every managed instance profile of the class are deleted and the finalizer
-// removed. A failed deletion is an event (LaunchTemplateDeletionFailed or
+// class tags) and (except in an isolated VPC) every managed instance profile of the class are
+// deleted and the finalizer removed. A failed deletion is an event (LaunchTemplateDeletionFailed or
 // InstanceProfileDeletionFailed), a log line and an error (the reconcile is retried with backoff,
 // the finalizer stays).
 // Thread-safety: see controllers/controller.h; informer handlers only enqueue.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,13 +66,18 @@ struct NodeClassOptions {
   // The service CIDR nodes get (providers/aws/bootstrap.h); empty: unknown, so an AL2023 class
   // is not Ready (ValidationSucceeded False, ClusterCIDRUnknown): nodeadm cannot join without it.
   std::string cluster_cidr;
-  // "1.34"; empty: asked from the API server's /version (again every resolve_interval).
+  // "1.34"; empty: asked from `kubernetes_version_source` when set (upstream's EKS_CONTROL_PLANE:
+  // eks:DescribeCluster), else from the API server's /version, again every resolve_interval.
   std::string kubernetes_version;
+  std::function<absl::StatusOr<std::string>()> kubernetes_version_source;
   // See NodeClassResolver::Options (tests against moto only).
   std::string ssm_path_prefix;
   absl::Duration resolve_interval = absl::Minutes(5);
   // How long a superseded managed instance profile is kept (upstream: 1 h).
   absl::Duration instance_profile_grace = absl::Hours(1);
+  // False in an isolated VPC (upstream's ISOLATED_VPC): superseded managed instance profiles are
+  // not collected and a deleted class's are left in place (IAM has no VPC endpoint).
+  bool delete_instance_profiles = true;
   // How often a class being deleted looks again at its NodeClaims (NodeClaim deletions also
   // trigger it).
   absl::Duration deletion_poll = absl::Seconds(10);
