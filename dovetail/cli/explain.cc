@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,14 +17,17 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "dovetail/apis/aws/v1/ec2nodeclass.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/cli/cluster_provider.h"
 #include "dovetail/cli/commands.h"
+#include "dovetail/cloudprovider/aws_node_class_capacity.h"
 #include "dovetail/cloudprovider/kwok/kwok_cloud_provider.h"
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/clock.h"
 #include "dovetail/common/log.h"
+#include "dovetail/common/status_macros.h"
 #include "dovetail/controllers/disruption/disruption_controller.h"
 #include "dovetail/controllers/provisioning/decision_id.h"
 #include "dovetail/controllers/provisioning/provisioner.h"
@@ -57,6 +61,54 @@ struct ExplainFlags {
   std::string output = "text";
   std::string target;
   int timeout_seconds = 30;
+};
+
+// `explain` with the AWS catalog: each NodePool gets the instance types its EC2NodeClass (read
+// from the cluster) gives, as the controller computes them (cloudprovider/
+// aws_node_class_capacity.h); the rest is the static provider's. Read-only, like explain.
+class NodeClassCatalogs final : public cloudprovider::CloudProvider {
+ public:
+  NodeClassCatalogs(kube::Client& client, simulate::CatalogSpec spec,
+                    std::unique_ptr<cloudprovider::CloudProvider> base)
+      : client_(client), spec_(std::move(spec)), base_(std::move(base)) {}
+
+  absl::StatusOr<apis::v1::NodeClaim> Create(const apis::v1::NodeClaim& c) override {
+    return base_->Create(c);
+  }
+  absl::Status Delete(const apis::v1::NodeClaim& c) override { return base_->Delete(c); }
+  absl::StatusOr<apis::v1::NodeClaim> Get(std::string_view id) override { return base_->Get(id); }
+  absl::StatusOr<std::vector<apis::v1::NodeClaim>> List() override { return base_->List(); }
+  absl::StatusOr<std::string> IsDrifted(const apis::v1::NodeClaim& c) override {
+    return base_->IsDrifted(c);
+  }
+  std::vector<cloudprovider::RepairPolicy> RepairPolicies() const override {
+    return base_->RepairPolicies();
+  }
+  std::string_view Name() const override { return "aws"; }
+
+  absl::StatusOr<cloudprovider::Catalog> GetInstanceTypes(const apis::v1::NodePool& pool) override {
+    const auto& ref = pool.spec.template_.spec.node_class_ref;
+    if (!ref.has_value() || ref->kind != "EC2NodeClass") return base_->GetInstanceTypes(pool);
+    absl::StatusOr<apis::aws::v1::EC2NodeClass> nc =
+        kube::TypedClient<apis::aws::v1::EC2NodeClass>(client_, kube::resources::kEC2NodeClasses)
+            .Get("", ref->name);
+    if (!nc.ok()) return base_->GetInstanceTypes(pool);  // as the controller: no class, no shape
+    ASSIGN_OR_RETURN(const cloudprovider::CapacityOptions shape,
+                     cloudprovider::NodeClassCapacity(nc->spec));
+    if (shape == cloudprovider::CapacityOptions{}) return base_->GetInstanceTypes(pool);
+    auto it = shaped_.find(ref->name);
+    if (it == shaped_.end() || !(it->second.first == shape)) {
+      ASSIGN_OR_RETURN(cloudprovider::Catalog catalog, simulate::LoadCatalog(spec_, shape));
+      it = shaped_.insert_or_assign(ref->name, std::pair{shape, std::move(catalog)}).first;
+    }
+    return it->second.second;
+  }
+
+ private:
+  kube::Client& client_;
+  const simulate::CatalogSpec spec_;
+  std::unique_ptr<cloudprovider::CloudProvider> base_;
+  std::map<std::string, std::pair<cloudprovider::CapacityOptions, cloudprovider::Catalog>> shaped_;
 };
 
 // The controller's objects over the live cluster, read-only.
@@ -104,9 +156,16 @@ class Live {
     if (!catalog.ok()) {
       return absl::InvalidArgumentError(Cat("catalog: ", catalog.status().message()));
     }
-    // Only GetInstanceTypes is used: the kwok provider serves the catalog as it is.
+    // Only GetInstanceTypes is used: the kwok provider serves the catalog as it is (for aws,
+    // shaped per EC2NodeClass).
     live->cloud_ = std::make_unique<cloudprovider::kwok::KwokCloudProvider>(*live->client_,
                                                                             std::move(*catalog));
+    if (provider == "aws") {
+      live->cloud_ = std::make_unique<NodeClassCatalogs>(
+          *live->client_,
+          simulate::CatalogSpec{.catalog = flags.catalog.empty() ? "aws" : flags.catalog},
+          std::move(live->cloud_));
+    }
     live->deps_ = std::make_unique<controllers::Dependencies>(
         controllers::Dependencies{*live->client_, *live->cluster_, *live->informers_, *live->cloud_,
                                   live->clock_, *live->events_, nullptr});

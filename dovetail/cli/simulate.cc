@@ -43,7 +43,7 @@ int RunSimulate(const SimulateFlags& f) {
   options.respect_preferences = !f.ignore_preferences;
   options.min_values_strict = !f.best_effort_min_values;
   options.lower_bound = !f.no_lower_bound;
-  auto result = simulate::Run(**scenario, *catalog, options);
+  auto result = simulate::Run(**scenario, *catalog, options, &spec);
   if (!result.ok()) {
     std::cerr << "error: " << result.status().message() << "\n";
     return 1;

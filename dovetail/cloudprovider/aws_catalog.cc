@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -747,6 +748,44 @@ int64_t KubeReservedCpuMillicores(int64_t vcpu) {
   return micro / 1000;
 }
 
+absl::StatusOr<int64_t> EvictionSignalBytes(int64_t capacity, std::string_view signal) {
+  if (!signal.empty() && signal.back() == '%') {
+    double percent = 0;
+    const std::string number(signal.substr(0, signal.size() - 1));
+    if (!absl::SimpleAtod(number, &percent) || percent < 0 || percent > 100) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"", std::string(signal), "\" is not a percentage"));
+    }
+    if (percent == 100) percent = 0;  // the kubelet reads 100% as no threshold
+    return static_cast<int64_t>(std::ceil(static_cast<double>(capacity) / 100 * percent));
+  }
+  ASSIGN_OR_RETURN(const Quantity q, Quantity::Parse(signal));
+  return q.Value();
+}
+
+namespace {
+
+int64_t PodCount(const InstanceTypeRow& row, const CapacityOptions& options) {
+  int64_t pods = 110;
+  if (options.max_pods.has_value()) {
+    pods = *options.max_pods;
+  } else if (options.eni_limited_pod_density) {
+    pods = PodsCapacity(row, options.reserved_enis + options.efa_only_enis);
+  }
+  if (options.pods_per_core_enabled && options.pods_per_core.value_or(0) > 0) {
+    pods = std::min(*options.pods_per_core * row.vcpu, pods);
+  }
+  return pods;
+}
+
+// A byte count as the node reports it: binary units when whole GiB.
+Quantity Bytes(int64_t bytes) {
+  return Quantity::FromUnits(
+      bytes, bytes % kGiB == 0 ? QuantityFormat::kBinarySI : QuantityFormat::kDecimalSI);
+}
+
+}  // namespace
+
 ResourceList ComputeCapacity(const InstanceTypeRow& row, const CapacityOptions& options) {
   ResourceList capacity;
   capacity.emplace(kResourceCpu, Quantity::FromUnits(row.vcpu));
@@ -755,14 +794,21 @@ ResourceList ComputeCapacity(const InstanceTypeRow& row, const CapacityOptions& 
       Quantity::FromUnits(
           MemoryCapacityMib(row.memory_mib, row.arch, options.vm_memory_overhead_percent) * kMiB,
           QuantityFormat::kBinarySI));
-  capacity.emplace(kResourcePods, Quantity::FromUnits(PodsCapacity(row, options.reserved_enis)));
-  capacity.emplace(
-      kResourceEphemeralStorage,
-      Quantity::FromUnits(options.ephemeral_storage_gib * kGiB, QuantityFormat::kBinarySI));
+  capacity.emplace(kResourcePods, Quantity::FromUnits(PodCount(row, options)));
+  const int64_t store_gb =
+      row.instance_storage_gb > 0 ? row.instance_storage_gb : row.local_nvme_gib;
+  if (options.instance_store_raid0 && store_gb > 0) {
+    capacity.emplace(kResourceEphemeralStorage, Quantity::FromUnits(store_gb * 1'000'000'000));
+  } else {
+    capacity.emplace(kResourceEphemeralStorage, Bytes(options.ephemeral_storage_bytes));
+  }
   const std::pair<std::string_view, int64_t> extended[] = {
-      {kResourcePodEni, row.pod_eni},       {kResourceEfa, row.efa},
-      {kResourceNvidiaGpu, row.nvidia_gpu}, {kResourceAmdGpu, row.amd_gpu},
-      {kResourceNeuron, row.neuron},        {kResourceNeuronCore, row.neuroncore},
+      {kResourcePodEni, row.pod_eni},
+      {kResourceEfa, options.efa_interfaces.value_or(row.efa)},
+      {kResourceNvidiaGpu, row.nvidia_gpu},
+      {kResourceAmdGpu, row.amd_gpu},
+      {kResourceNeuron, row.neuron},
+      {kResourceNeuronCore, row.neuroncore},
   };
   for (const auto& [name, count] : extended) {
     if (count > 0) capacity.emplace(name, Quantity::FromUnits(count));
@@ -770,24 +816,47 @@ ResourceList ComputeCapacity(const InstanceTypeRow& row, const CapacityOptions& 
   return capacity;
 }
 
-InstanceTypeOverhead ComputeOverhead(const InstanceTypeRow& row, const ResourceList& capacity) {
+InstanceTypeOverhead ComputeOverhead(const InstanceTypeRow& row, const ResourceList& capacity,
+                                     const CapacityOptions& options) {
+  auto amount = [&capacity](std::string_view name) -> int64_t {
+    auto it = capacity.find(name);
+    return it == capacity.end() ? 0 : it->second.Value();
+  };
   InstanceTypeOverhead overhead;
   overhead.kube_reserved.emplace(kResourceCpu,
                                  Quantity::FromMilli(KubeReservedCpuMillicores(row.vcpu)));
+  const int64_t pods = options.eni_limited_memory_overhead
+                           ? PodsCapacity(row, options.efa_only_enis)
+                           : amount(kResourcePods);
   overhead.kube_reserved.emplace(
-      kResourceMemory,
-      Quantity::FromUnits((11 * row.max_pods + 255) * kMiB, QuantityFormat::kBinarySI));
+      kResourceMemory, Quantity::FromUnits((11 * pods + 255) * kMiB, QuantityFormat::kBinarySI));
   overhead.kube_reserved.emplace(kResourceEphemeralStorage,
                                  Quantity::FromUnits(kGiB, QuantityFormat::kBinarySI));
-  overhead.eviction_threshold.emplace(kResourceMemory,
-                                      Quantity::FromUnits(100 * kMiB, QuantityFormat::kBinarySI));
-  int64_t storage = 0;
-  if (auto it = capacity.find(kResourceEphemeralStorage); it != capacity.end()) {
-    storage = it->second.Value();
+  for (const auto& [name, q] : options.kube_reserved) overhead.kube_reserved[name] = q;
+  overhead.system_reserved = options.system_reserved;
+  const int64_t storage = amount(kResourceEphemeralStorage);
+  int64_t memory_threshold = 100 * kMiB;
+  // Upstream: ceil(bytes / 100 x 10) in doubles.
+  int64_t storage_threshold =
+      static_cast<int64_t>(std::ceil(static_cast<double>(storage) / 100 * 10));
+  // Bad signals were refused when the options were made (aws_node_class_capacity.h).
+  if (!options.eviction_hard_memory.empty()) {
+    if (auto v = EvictionSignalBytes(amount(kResourceMemory), options.eviction_hard_memory);
+        v.ok()) {
+      memory_threshold = *v;
+    }
+  }
+  if (!options.eviction_hard_nodefs.empty()) {
+    if (auto v = EvictionSignalBytes(storage, options.eviction_hard_nodefs); v.ok()) {
+      storage_threshold = *v;
+    }
   }
   overhead.eviction_threshold.emplace(
-      kResourceEphemeralStorage,
-      Quantity::FromUnits((storage + 9) / 10, QuantityFormat::kBinarySI));
+      kResourceMemory, Quantity::FromUnits(memory_threshold, memory_threshold % kMiB == 0
+                                                                 ? QuantityFormat::kBinarySI
+                                                                 : QuantityFormat::kDecimalSI));
+  overhead.eviction_threshold.emplace(
+      kResourceEphemeralStorage, Quantity::FromUnits(storage_threshold, QuantityFormat::kBinarySI));
   return overhead;
 }
 
@@ -925,7 +994,7 @@ absl::StatusOr<Catalog> BuildCatalog(const CatalogFiles& files, const CatalogOpt
           Offering::Make(labels::kCapacityTypeSpot, zone, zone_id, spot_price, has_spot));
     }
     ResourceList capacity = ComputeCapacity(row, options.capacity);
-    InstanceTypeOverhead overhead = ComputeOverhead(row, capacity);
+    InstanceTypeOverhead overhead = ComputeOverhead(row, capacity, options.capacity);
     types.push_back(std::make_shared<const InstanceType>(
         row.name, TypeRequirements(row, options, type_zones, type_zone_ids),
         Offerings(std::move(offerings)), std::move(capacity), std::move(overhead)));

@@ -18,16 +18,22 @@
 //
 // What BuildCatalog produces for a row, following upstream's AWS provider (reference §2.5):
 //   capacity  cpu = vcpu; memory = (MiB - 64 on arm64) - ceil(p x that) MiB, p the VM memory
-//             overhead (upstream's VM_MEMORY_OVERHEAD_PERCENT, 0.075 by default); pods = max_pods,
-//             or with reserved ENIs (upstream's RESERVED_ENIS) and the row's ENI data
-//             max(0, enis - reserved) x (IPv4 per ENI - 1) + 2 (0 when no ENI is left);
-//             ephemeral-storage = 20Gi; all from CapacityOptions. pod-eni, efa, nvidia.com/gpu,
-//             amd.com/gpu, aws.amazon.com/neuron, aws.amazon.com/neuroncore when non-zero.
+//             overhead (upstream's VM_MEMORY_OVERHEAD_PERCENT, 0.075 by default); pods = the
+//             class's maxPods, else the ENI-limited count: max_pods, or with reserved ENIs
+//             (upstream's RESERVED_ENIS) and the row's ENI data max(0, enis - reserved) x (IPv4
+//             per ENI - 1) + 2 (0 when no ENI is left), or 110 for a family without ENI-limited
+//             density (Windows); then at most podsPerCore x vcpu; ephemeral-storage = the root
+//             volume (20Gi by default) or the RAID0 instance store; all from CapacityOptions.
+//             pod-eni, efa, nvidia.com/gpu, amd.com/gpu, aws.amazon.com/neuron,
+//             aws.amazon.com/neuroncore when non-zero.
 //   overhead  kube-reserved cpu = 60m for the 1st core + 10m for the 2nd + 5m each for the 3rd and
-//             4th + 2.5m each beyond (rounded down to whole millicores); memory = 11 x max_pods +
-//             255Mi (max_pods without reserved ENIs, as upstream); ephemeral-storage = 1Gi.
+//             4th + 2.5m each beyond (rounded down to whole millicores); memory = 11 x pods +
+//             255Mi (pods: max_pods without reserved ENIs, as upstream, or the pods capacity for a
+//             family without ENI-limited memory overhead); ephemeral-storage = 1Gi; each replaced
+//             by the class's kubeReserved. System-reserved: the class's systemReserved.
 //             Eviction threshold memory = 100Mi, ephemeral-storage = 10% of capacity (rounded up to
-//             a byte). No system-reserved.
+//             a byte); each replaced by the class's evictionHard memory.available and
+//             nodefs.available (upstream computes percentages in doubles; so does this).
 //   labels    instance-type, arch, os, region; zone and capacity-type (both offered values);
 //             karpenter.k8s.aws/instance-{category,family,generation,size,cpu,cpu-manufacturer,
 //             cpu-sustained-clock-speed-mhz,memory,hypervisor,encryption-in-transit-supported,
@@ -108,9 +114,11 @@ struct InstanceTypeRow {
   bool bare_metal = false;
   int64_t max_pods = 0;
   // Not columns of the file: what DescribeInstanceTypes says of the default network card (its
-  // maximum ENIs, IPv4 addresses per ENI); 0 when unknown (rows read from files).
+  // maximum ENIs, IPv4 addresses per ENI) and of the instance store (total GB, NVMe or not); 0
+  // when unknown (rows read from files; local_nvme_gib then stands for the instance store).
   int64_t enis = 0;
   int64_t ipv4_per_eni = 0;
+  int64_t instance_storage_gb = 0;
   // Allocatable as recorded in the file (upstream's, for AL2023); see FillAllocatableColumns().
   int64_t allocatable_cpu_millicores = 0;
   int64_t allocatable_memory_mib = 0;
@@ -197,13 +205,42 @@ absl::StatusOr<CatalogFiles> ReadCatalogFiles(const std::string& instance_types_
 // Errors: Internal/PermissionDenied/NotFound from the file system.
 absl::Status WriteCatalogDirectory(const std::string& directory, const CatalogFiles& files);
 
-// What changes a type's capacity beyond its row: the controller's settings (upstream's
-// VM_MEMORY_OVERHEAD_PERCENT and RESERVED_ENIS) and the root volume size.
+// What changes a type's capacity and overhead beyond its row: the controller's settings
+// (upstream's VM_MEMORY_OVERHEAD_PERCENT and RESERVED_ENIS) and the EC2NodeClass the type is
+// launched with (aws_node_class_capacity.h fills these from one, as upstream's instance type
+// provider reads it). The defaults are a class with none of these set, of the AL2023 family.
 struct CapacityOptions {
-  int64_t ephemeral_storage_gib = 20;
+  // ephemeral-storage capacity: the root volume's size, in bytes.
+  int64_t ephemeral_storage_bytes = int64_t{20} << 30;
+  // instanceStorePolicy RAID0: a type with an instance store has its total size (GB, 10^9 bytes)
+  // as ephemeral-storage instead; types without one keep the root volume.
+  bool instance_store_raid0 = false;
   double vm_memory_overhead_percent = 0.075;
   // ENIs kept out of the pod count; only rows with ENI data (enis, ipv4_per_eni) are affected.
   int64_t reserved_enis = 0;
+  // The class's networkInterfaces: EFA-only interfaces on network card 0 carry no pod IPs (they
+  // lower the ENI-limited count, kube-reserved's too); when the class lists interfaces, the EFA
+  // capacity is its number of EFA-only ones instead of the type's maximum.
+  int64_t efa_only_enis = 0;
+  std::optional<int64_t> efa_interfaces;
+  // The class's kubelet maxPods (replaces the ENI-limited count) and podsPerCore (caps pods at
+  // podsPerCore x vCPUs where the AMI family allows it; 0 is unset).
+  std::optional<int64_t> max_pods;
+  std::optional<int64_t> pods_per_core;
+  // The AMI family's flags (upstream's FeatureFlags): ENI-limited pod density (else 110 pods),
+  // podsPerCore honoured, kube-reserved memory from the ENI-limited count (else from the pods).
+  bool eni_limited_pod_density = true;
+  bool pods_per_core_enabled = true;
+  bool eni_limited_memory_overhead = true;
+  // The class's kubelet kubeReserved (each replaces the computed value) and systemReserved.
+  ResourceList kube_reserved;
+  ResourceList system_reserved;
+  // The class's kubelet evictionHard memory.available and nodefs.available: a quantity or a
+  // percentage of capacity ("100%" is 0); empty keeps 100Mi and 10%.
+  std::string eviction_hard_memory;
+  std::string eviction_hard_nodefs;
+
+  bool operator==(const CapacityOptions&) const = default;
 };
 
 struct CatalogOptions {
@@ -232,13 +269,17 @@ absl::StatusOr<Catalog> LoadCatalogDirectory(const std::string& directory,
 
 // The formulas, exposed for tests and for the kwok generator.
 ResourceList ComputeCapacity(const InstanceTypeRow& row, const CapacityOptions& options = {});
-InstanceTypeOverhead ComputeOverhead(const InstanceTypeRow& row, const ResourceList& capacity);
+InstanceTypeOverhead ComputeOverhead(const InstanceTypeRow& row, const ResourceList& capacity,
+                                     const CapacityOptions& options = {});
 // Machine memory as the node reports it: MiB minus 64 on arm64, minus ceil(overhead x the rest)
 // computed in doubles as upstream computes it (so the two agree to the MiB).
 int64_t MemoryCapacityMib(int64_t memory_mib, std::string_view arch,
                           double vm_memory_overhead_percent = 0.075);
-// The pods capacity: max_pods, or ENI-limited with `reserved_enis` when the row has ENI data.
+// The ENI-limited pod count: max_pods, or with `reserved_enis` when the row has ENI data.
 int64_t PodsCapacity(const InstanceTypeRow& row, int64_t reserved_enis);
+// An eviction threshold of `capacity` bytes: "N%" is ceil(capacity / 100 x N) ("100%" is 0),
+// anything else a quantity. Errors: InvalidArgument.
+absl::StatusOr<int64_t> EvictionSignalBytes(int64_t capacity, std::string_view signal);
 int64_t KubeReservedCpuMillicores(int64_t vcpu);
 // Sets row.allocatable_* to what BuildCatalog's Allocatable() gives for the row with the default
 // CapacityOptions (the file's informational columns).

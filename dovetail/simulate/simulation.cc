@@ -25,6 +25,7 @@
 #include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/apis/validation/validation.h"
 #include "dovetail/cloudprovider/aws_catalog.h"
+#include "dovetail/cloudprovider/aws_node_class_capacity.h"
 #include "dovetail/cloudprovider/aws_static_data.h"
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
 #include "dovetail/scheduling/requirements.h"
@@ -33,9 +34,11 @@ namespace dovetail::simulate {
 
 namespace core = apis::core;
 namespace v1 = apis::v1;
+namespace awsv1 = apis::aws::v1;
 using scheduling::Requirements;
 
-absl::StatusOr<cloudprovider::Catalog> LoadCatalog(const CatalogSpec& spec) {
+absl::StatusOr<cloudprovider::Catalog> LoadCatalog(const CatalogSpec& spec,
+                                                   const cloudprovider::CapacityOptions& capacity) {
   if (spec.catalog.empty() || spec.catalog == "kwok") {
     cloudprovider::kwok::KwokCatalogOptions o;
     if (!spec.region.empty()) o.region = spec.region;
@@ -45,6 +48,7 @@ absl::StatusOr<cloudprovider::Catalog> LoadCatalog(const CatalogSpec& spec) {
   cloudprovider::CatalogOptions options;
   options.region = spec.region.empty() ? "us-east-1" : spec.region;
   options.zones = spec.zones;
+  options.capacity = capacity;
   absl::StatusOr<cloudprovider::CatalogFiles> files;
   if (spec.catalog == "aws") {
     files = cloudprovider::BuiltInAwsCatalogFiles();
@@ -84,6 +88,10 @@ absl::StatusOr<cloudprovider::Catalog> LoadCatalog(const CatalogSpec& spec) {
 
 struct Scenario::Impl {
   std::vector<v1::NodePool> node_pools;
+  std::vector<awsv1::EC2NodeClass> node_classes;
+  // The catalogs of EC2NodeClasses that shape their types (built by BuildInput, kept for the
+  // input's lifetime, which the scenario outlives).
+  std::map<std::string, cloudprovider::Catalog> class_catalogs;
   std::vector<core::Node> nodes;
   std::vector<core::DaemonSet> daemon_sets;
   std::vector<std::unique_ptr<core::Pod>> daemon_pods;
@@ -244,6 +252,10 @@ absl::StatusOr<std::unique_ptr<Scenario>> Scenario::FromManifests(
         if (absl::Status st = DecodeInto(m, np); !st.ok()) return st;
         v1::ApplyDefaults(np);
         impl.node_pools.push_back(std::move(np));
+      } else if (k == "EC2NodeClass") {
+        awsv1::EC2NodeClass nc;
+        if (absl::Status st = DecodeInto(m, nc); !st.ok()) return st;
+        impl.node_classes.push_back(std::move(nc));
       }
     } else if (k == "Pod" && m.api_version == "v1") {
       auto p = std::make_unique<core::Pod>();
@@ -385,9 +397,36 @@ absl::StatusOr<std::unique_ptr<Scenario>> Scenario::FromFiles(
   return FromManifests(all);
 }
 
+absl::StatusOr<const cloudprovider::Catalog*> Scenario::ClassCatalog(
+    const v1::NodePool& pool, const CatalogSpec* spec) const {
+  Impl& impl = *impl_;
+  const auto& ref = pool.spec.template_.spec.node_class_ref;
+  if (spec == nullptr || spec->catalog.empty() || spec->catalog == "kwok" || !ref.has_value() ||
+      ref->kind != "EC2NodeClass") {
+    return nullptr;
+  }
+  auto nc =
+      std::find_if(impl.node_classes.begin(), impl.node_classes.end(),
+                   [&](const awsv1::EC2NodeClass& c) { return c.metadata.name == ref->name; });
+  if (nc == impl.node_classes.end()) return nullptr;
+  if (auto it = impl.class_catalogs.find(nc->metadata.name); it != impl.class_catalogs.end()) {
+    return &it->second;
+  }
+  absl::StatusOr<cloudprovider::CapacityOptions> shape = cloudprovider::NodeClassCapacity(nc->spec);
+  if (!shape.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("EC2NodeClass/", nc->metadata.name, ": ", shape.status().message()));
+  }
+  if (*shape == cloudprovider::CapacityOptions{}) return nullptr;
+  absl::StatusOr<cloudprovider::Catalog> catalog = LoadCatalog(*spec, *shape);
+  if (!catalog.ok()) return catalog.status();
+  return &impl.class_catalogs.emplace(nc->metadata.name, *std::move(catalog)).first->second;
+}
+
 absl::StatusOr<solver::Input> Scenario::BuildInput(const cloudprovider::Catalog& catalog,
-                                                   const solver::Options& options) const {
-  const Impl& impl = *impl_;
+                                                   const solver::Options& options,
+                                                   const CatalogSpec* spec) const {
+  Impl& impl = *impl_;
   solver::Input in;
   in.options = options;
   absl::flat_hash_map<std::string, ResourceList> pool_usage;
@@ -436,6 +475,9 @@ absl::StatusOr<solver::Input> Scenario::BuildInput(const cloudprovider::Catalog&
       t.remaining_limits = std::move(remaining);
     }
     t.instance_types = catalog.instance_types();
+    absl::StatusOr<const cloudprovider::Catalog*> shaped = ClassCatalog(np, spec);
+    if (!shaped.ok()) return shaped.status();
+    if (*shaped != nullptr) t.instance_types = (*shaped)->instance_types();
     in.pools.push_back(std::move(t));
   }
   for (const auto& p : pending_) in.pods.push_back(p.get());
@@ -512,8 +554,8 @@ absl::StatusOr<solver::Input> Scenario::BuildInput(const cloudprovider::Catalog&
 }
 
 absl::StatusOr<Result> Run(const Scenario& scenario, const cloudprovider::Catalog& catalog,
-                           const solver::Options& options) {
-  auto input = scenario.BuildInput(catalog, options);
+                           const solver::Options& options, const CatalogSpec* spec) {
+  auto input = scenario.BuildInput(catalog, options, spec);
   if (!input.ok()) return input.status();
   Result result;
   auto start = std::chrono::steady_clock::now();

@@ -16,6 +16,8 @@
 #include "absl/status/statusor.h"
 #include "dovetail/apis/core/manifest.h"
 #include "dovetail/apis/core/pod.h"
+#include "dovetail/apis/v1/nodepool.h"
+#include "dovetail/cloudprovider/aws_catalog.h"
 #include "dovetail/cloudprovider/catalog.h"
 #include "dovetail/solver/solver.h"
 #include "nlohmann/json.hpp"
@@ -35,7 +37,10 @@ struct CatalogSpec {
   std::vector<std::string> zones;  // default: offerings.csv's zones, else the region's a, b and c
 };
 
-absl::StatusOr<cloudprovider::Catalog> LoadCatalog(const CatalogSpec& spec);
+// `capacity`: how an EC2NodeClass shapes the types (cloudprovider/aws_node_class_capacity.h); the
+// AWS-format catalogs only (the synthetic kwok catalog ignores it).
+absl::StatusOr<cloudprovider::Catalog> LoadCatalog(
+    const CatalogSpec& spec, const cloudprovider::CapacityOptions& capacity = {});
 
 // The objects of one simulation, owning everything the solver input points into.
 class Scenario {
@@ -45,9 +50,14 @@ class Scenario {
       const std::vector<apis::core::Manifest>& manifests);
   static absl::StatusOr<std::unique_ptr<Scenario>> FromFiles(const std::vector<std::string>& paths);
 
-  // Builds the solver input for `catalog` (which must outlive the input).
+  // Builds the solver input for `catalog` (which must outlive the input). With `spec` (the
+  // catalog's source), a NodePool whose EC2NodeClass is in the scenario and changes capacity
+  // or overhead (block devices, AMI family, kubelet maxPods, podsPerCore, reserved, evictionHard)
+  // gets the catalog loaded again for that class, as the controller computes it. Errors:
+  // InvalidArgument for a pool's bad requirements or a class's bad kubelet quantities.
   absl::StatusOr<solver::Input> BuildInput(const cloudprovider::Catalog& catalog,
-                                           const solver::Options& options) const;
+                                           const solver::Options& options,
+                                           const CatalogSpec* spec = nullptr) const;
 
   const std::vector<std::unique_ptr<apis::core::Pod>>& pending_pods() const { return pending_; }
   const std::vector<std::unique_ptr<apis::core::Pod>>& bound_pods() const { return bound_; }
@@ -58,6 +68,9 @@ class Scenario {
 
  private:
   Scenario();
+  // The catalog of `pool`'s EC2NodeClass when it shapes the types, else null.
+  absl::StatusOr<const cloudprovider::Catalog*> ClassCatalog(const apis::v1::NodePool& pool,
+                                                             const CatalogSpec* spec) const;
   std::unique_ptr<Impl> impl_;
   std::vector<std::unique_ptr<apis::core::Pod>> pending_;
   std::vector<std::unique_ptr<apis::core::Pod>> bound_;
@@ -72,7 +85,7 @@ struct Result {
 
 // Runs the solver on the scenario. Errors: as Scenario::BuildInput and solver::Solve.
 absl::StatusOr<Result> Run(const Scenario& scenario, const cloudprovider::Catalog& catalog,
-                           const solver::Options& options);
+                           const solver::Options& options, const CatalogSpec* spec = nullptr);
 
 // The stable JSON of docs/simulate.md.
 nlohmann::json ToJson(const Result& result);

@@ -104,6 +104,7 @@ absl::StatusOr<InstanceTypeRow> InstanceTypeRowFromApi(const Ec2InstanceTypeInfo
       row.neuroncore = a.cores;
     }
   }
+  row.instance_storage_gb = info.instance_storage_gb;
   if (info.instance_storage_gb > 0 && info.nvme_support != "unsupported") {
     row.local_nvme_gib = info.instance_storage_gb;
   }

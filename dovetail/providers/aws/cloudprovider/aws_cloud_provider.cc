@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_join.h"
 #include "dovetail/apis/v1/labels.h"
+#include "dovetail/cloudprovider/aws_node_class_capacity.h"
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/kube/errors.h"
@@ -247,28 +248,47 @@ absl::StatusOr<cp::Catalog> AwsCloudProvider::GetInstanceTypes(const v1::NodePoo
 
 absl::StatusOr<cp::Catalog> AwsCloudProvider::CatalogFor(const awsv1::EC2NodeClass& nc) {
   RETURN_IF_ERROR(RefreshCatalog());
-  cp::Catalog base;
-  uint64_t generation = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    base = *catalog_;
-    generation = catalog_generation_;
+  // The class's block devices, AMI family and kubelet settings shape capacity and overhead
+  // (aws_node_class_capacity.h); a class that changes nothing uses the base catalog.
+  absl::StatusOr<cp::CapacityOptions> shape =
+      cp::NodeClassCapacity(nc.spec, options_.catalog.capacity);
+  if (!shape.ok()) {
+    return cp::NodeClassNotReadyError(
+        Cat("EC2NodeClass ", nc.metadata.name, ": ", shape.status().message()));
   }
   std::set<std::string> zone_set;
   for (const awsv1::Subnet& s : nc.status.subnets) zone_set.insert(s.zone);
   const std::string zones = absl::StrJoin(zone_set, ",");
   const uint64_t ice_seq = unavailable_.SeqNum();
+  uint64_t generation = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    generation = catalog_generation_;
+  }
   {
     absl::MutexLock lock(&filtered_mu_);
     auto it = filtered_.find(nc.metadata.name);
     if (it != filtered_.end() && it->second.generation == generation &&
-        it->second.ice_seq == ice_seq && it->second.zones == zones) {
+        it->second.ice_seq == ice_seq && it->second.zones == zones && it->second.shape == *shape) {
       return it->second.catalog;
+    }
+  }
+  cp::Catalog base;
+  {
+    absl::MutexLock lock(&mu_);
+    generation = catalog_generation_;
+    if (*shape == options_.catalog.capacity) {
+      base = *catalog_;
+    } else {
+      ApiCatalogOptions opts = options_.catalog;
+      opts.capacity = *shape;
+      if (!on_demand_rows_.empty()) opts.static_files.on_demand_prices = on_demand_rows_;
+      ASSIGN_OR_RETURN(base, BuildApiCatalog(*inputs_, opts));
     }
   }
   cp::Catalog filtered = FilterCatalog(base, nc);
   absl::MutexLock lock(&filtered_mu_);
-  filtered_[nc.metadata.name] = {generation, ice_seq, zones, filtered};
+  filtered_[nc.metadata.name] = {generation, ice_seq, zones, *shape, filtered};
   return filtered;
 }
 

@@ -157,12 +157,14 @@ class AwsCloudProvider final : public ::dovetail::cloudprovider::CloudProvider {
   std::optional<::dovetail::cloudprovider::Catalog> catalog_ ABSL_GUARDED_BY(mu_);
   uint64_t catalog_generation_ ABSL_GUARDED_BY(mu_) = 0;  // bumped on every rebuild
 
-  // The catalog filtered for a node class, reused while the base catalog, the node class's
-  // zones and the ICE cache are unchanged.
+  // The catalog of a node class (shaped by its block devices, AMI family and kubelet settings,
+  // filtered to its zones), reused while the base catalog, the class's zones and shape and the
+  // ICE cache are unchanged.
   struct Filtered {
     uint64_t generation = 0;
     uint64_t ice_seq = 0;
     std::string zones;
+    ::dovetail::cloudprovider::CapacityOptions shape;
     ::dovetail::cloudprovider::Catalog catalog;
   };
   absl::Mutex filtered_mu_;

@@ -2,6 +2,7 @@
 // CreateFleet errors, node class readiness variants) and the exact CreateFleet request.
 #include "dovetail/providers/aws/cloudprovider/aws_cloud_provider.h"
 
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <string>
@@ -258,6 +259,53 @@ TEST_F(FakeEc2Test, InstanceTypesFollowTheNodeClassZones) {
       EXPECT_FALSE(o.available);
     }
   }
+}
+
+// The class shapes its types (aws_node_class_capacity.h): a 100Gi root volume and kubelet
+// maxPods, kubeReserved and evictionHard reach capacity and allocatable; the cache follows the
+// class, and a class that changes nothing gets the base catalog's types.
+TEST_F(FakeEc2Test, InstanceTypesFollowTheNodeClassKubeletAndBlockDevices) {
+  v1::NodePool pool;
+  pool.spec.template_.spec.node_class_ref =
+      v1::NodeClassReference{"karpenter.k8s.aws", "EC2NodeClass", "default"};
+  auto plain = provider_->GetInstanceTypes(pool);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  const cp::InstanceType& base = *(*plain)[0];
+  EXPECT_EQ(base.capacity().at("ephemeral-storage").Value(), int64_t{20} << 30);
+  EXPECT_EQ(base.capacity().at("pods").Value(), 29);
+
+  awsv1::BlockDeviceMapping root;
+  root.device_name = "/dev/xvda";
+  root.root_volume = true;
+  root.ebs = awsv1::BlockDevice{.volume_size = *Quantity::Parse("100Gi")};
+  node_class_.spec.block_device_mappings = {root};
+  node_class_.spec.kubelet = awsv1::KubeletConfiguration{};
+  node_class_.spec.kubelet->max_pods = 8;
+  node_class_.spec.kubelet->kube_reserved = {{"cpu", "200m"}};
+  node_class_.spec.kubelet->eviction_hard = {{"memory.available", "5%"}};
+  auto shaped = provider_->GetInstanceTypes(pool);
+  ASSERT_TRUE(shaped.ok()) << shaped.status();
+  const cp::InstanceType& m5 = *(*shaped)[0];
+  EXPECT_EQ(m5.capacity().at("ephemeral-storage").Value(), int64_t{100} << 30);
+  EXPECT_EQ(m5.capacity().at("pods").Value(), 8);
+  EXPECT_EQ(m5.overhead().kube_reserved.at("cpu").MilliValue(), 200);
+  // kube-reserved memory keeps the ENI-limited 29 pods (AL2023), as upstream.
+  EXPECT_EQ(m5.overhead().kube_reserved.at("memory").Value(), (11 * 29 + 255) * (int64_t{1} << 20));
+  const int64_t memory = m5.capacity().at("memory").Value();
+  EXPECT_EQ(m5.overhead().eviction_threshold.at("memory").Value(),
+            static_cast<int64_t>(std::ceil(static_cast<double>(memory) / 100 * 5)));
+  // 100Gi - 1Gi kube-reserved - 10Gi eviction.
+  EXPECT_EQ(m5.Allocatable().at("ephemeral-storage").Value(), int64_t{89} << 30);
+  // Offerings and zones are filtered as for any class.
+  EXPECT_EQ(m5.offerings().size(), base.offerings().size());
+
+  node_class_.spec.kubelet->kube_reserved = {{"cpu", "a lot"}};
+  EXPECT_FALSE(provider_->GetInstanceTypes(pool).ok());
+  node_class_.spec.kubelet.reset();
+  node_class_.spec.block_device_mappings.clear();
+  auto again = provider_->GetInstanceTypes(pool);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)[0]->capacity(), base.capacity());
 }
 
 TEST_F(FakeEc2Test, OtherFleetErrorsAreCreateErrors) {
