@@ -14,22 +14,11 @@ import tempfile
 
 import yaml
 
+from cli_checks import check, summary
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TESTDATA = os.path.join(REPO, "dovetail", "apis", "convert", "testdata")
 VALUES = os.path.join(REPO, "charts", "dovetail", "values.yaml")
-
-passed = 0
-failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"PASS {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
 
 
 def run(binary, *args, stdin=None):
@@ -165,8 +154,7 @@ def main():
               conv.returncode == 1 and conv.stdout == "" and 'data["aws.nope"]' in conv.stderr,
               conv.stderr)
 
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -12,18 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-passed = 0
-failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"PASS {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
+from cli_checks import check, summary
 
 
 def node_class(name, extra=""):
@@ -142,8 +131,7 @@ def main():
     check("a bad kubeReserved quantity is refused with its field",
           bad is None and "kubeReserved" in err, err[:300])
 
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -14,24 +14,13 @@ import tempfile
 
 import jsonschema
 
+from cli_checks import check, summary
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AWS = os.path.join(REPO, "data", "aws")
 EXAMPLES = os.path.join(REPO, "examples", "simulate")
 SCHEMA = json.load(open(os.path.join(REPO, "docs", "simulate.schema.json")))
 EXPECTED_PODS = 30 + 3 + 2 + 12  # web, cache, trainer, nightly-report
-
-passed = 0
-failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"PASS {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
 
 
 def run(binary, *args):
@@ -163,8 +152,7 @@ def main():
             ["bad-quantity.yaml", "Pod/", "cpu"])
         bad("malformed.yaml", "apiVersion: v1\nkind: Pod\nmetadata: [unclosed\n", ["malformed.yaml:"])
 
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":
