@@ -365,11 +365,20 @@ def test_settings_reach_env() -> None:
     read = set(re.findall(r'"([A-Z][A-Z0-9_]+)"', options))
     for key, (var, is_read) in SETTINGS_ENV.items():
         assert (var in read) == is_read, f"settings.{key}: {var} read by options.cc is {var in read}"
-    for var in ("FEATURE_GATES", "LOG_LEVEL", "METRICS_PORT", "HEALTH_PROBE_PORT", "DOVETAIL_CLOUD_PROVIDER",
-                "LEADER_ELECTION_NAME", "LEADER_ELECTION_NAMESPACE", "SYSTEM_NAMESPACE"):
+    for var in ("FEATURE_GATES", "AWS_FEATURE_GATES", "LOG_LEVEL", "LOG_OUTPUT_PATHS",
+                "LOG_ERROR_OUTPUT_PATHS", "METRICS_PORT", "HEALTH_PROBE_PORT",
+                "DOVETAIL_CLOUD_PROVIDER", "LEADER_ELECTION_NAME", "LEADER_ELECTION_NAMESPACE",
+                "SYSTEM_NAMESPACE"):
         assert var in read, var
     env = env_of(render("-f", str(VALUES / "settings.yaml")))
     assert env["LOG_LEVEL"] == "debug" and env["AWS_REGION"] == "eu-west-1"
+
+    # Upstream's log keys: lists joined with commas, as upstream's chart passes them.
+    env = env_of(render("--set", "settings.clusterName=x"))
+    assert env["LOG_OUTPUT_PATHS"] == "stdout" and env["LOG_ERROR_OUTPUT_PATHS"] == "stderr", env
+    env = env_of(render("--set", "settings.clusterName=x",
+                        "--set", "logOutputPaths={stdout,/var/log/dovetail.log}"))
+    assert env["LOG_OUTPUT_PATHS"] == "stdout,/var/log/dovetail.log", env
 
 
 def test_irsa_service_monitor() -> None:
