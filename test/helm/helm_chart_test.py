@@ -451,12 +451,46 @@ def test_prometheus_rule_and_dashboard() -> None:
     assert "> 1073741824" in alerts["DovetailControllerMemoryHigh"]["expr"]
 
 
+def test_older_chart_values() -> None:
+    """Values of older Karpenter charts: mapped to their v1 settings, or refused saying why."""
+    # The pre-v1 guide's top-level keys and v0.32's settings.aws.* reach the v1 variables.
+    env = env_of(render("--set", "clusterName=old", "--set", "clusterEndpoint=https://old.example",
+                        "--set", "settings.aws.interruptionQueueName=q",
+                        "--set", "settings.aws.isolatedVPC=true",
+                        "--set", "settings.aws.vmMemoryOverheadPercent=0.1",
+                        "--set-string", "settings.aws.reservedENIs=2",
+                        "--set", "settings.aws.enablePodENI=true",
+                        "--set", "settings.featureGates.driftEnabled=true"))
+    assert env["CLUSTER_NAME"] == "old" and env["CLUSTER_ENDPOINT"] == "https://old.example", env
+    assert env["INTERRUPTION_QUEUE"] == "q" and env["ISOLATED_VPC"] == "true", env
+    assert env["VM_MEMORY_OVERHEAD_PERCENT"] == "0.1" and env["RESERVED_ENIS"] == "2", env
+    assert "DriftEnabled" not in env["FEATURE_GATES"], env["FEATURE_GATES"]
+    # A v1 setting that is set wins over the old key.
+    env = env_of(render("--set", "clusterName=old", "--set", "settings.clusterName=new",
+                        "--set", "settings.aws.clusterName=older"))
+    assert env["CLUSTER_NAME"] == "new", env
+    # What v1 has no place for fails the render, naming the key and what to do instead.
+    for args, fragment in [
+            (["--set", "aws.defaultInstanceProfile=p"], "aws.defaultInstanceProfile"),
+            (["--set", "settings.aws.defaultInstanceProfile=p"], "spec.role or spec.instanceProfile"),
+            (["--set", "settings.aws.assumeRoleARN=arn:aws:iam::1:role/x"], "Pod Identity"),
+            (["--set", "settings.aws.tags.team=a"], "spec.tags"),
+            (["--set", "settings.aws.enableENILimitedPodDensity=false"], "maxPods"),
+            (["--set", "settings.aws.nodeNameConvention=resource-name"], "ip-name"),
+            (["--set", "settings.aws.somethingElse=1"], "not a setting of Karpenter v1")]:
+        proc = helm("template", RELEASE, str(CHART), "--set", "settings.clusterName=x", *args,
+                    check=False)
+        assert proc.returncode != 0 and fragment in proc.stderr, (args, proc.stderr)
+    # The old keys alone satisfy the required cluster name.
+    assert helm("template", RELEASE, str(CHART), "--set", "clusterName=old", check=False).returncode == 0
+
+
 GROUPS = {
     "lint": [test_lint, test_cluster_name_required_for_aws],
     "golden": [test_golden],
     "checks": [test_security_context, test_replicas_pdb_spread, test_leader_election,
                test_rbac_least_privilege, test_settings_reach_env, test_irsa_service_monitor,
-               test_prometheus_rule_and_dashboard],
+               test_prometheus_rule_and_dashboard, test_older_chart_values],
 }
 
 

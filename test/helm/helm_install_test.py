@@ -169,6 +169,25 @@ def main() -> int:
         print("---- controller log (tail) ----")
         print("\n".join(text.splitlines()[-40:]))
 
+    # The install command of Karpenter's pre-v1 guide: its top-level keys are mapped to their v1
+    # settings with a deprecation note in the install output (NOTES.txt); `helm install
+    # --dry-run=client` asks the API server only for its version.
+    dry = subprocess.run(
+        [HELM, "install", "karpenter", str(CHART), "--namespace", NS, "--dry-run=client",
+         "--set", "clusterName=guide", "--set", "clusterEndpoint=https://guide.example",
+         "--set", "settings.aws.interruptionQueueName=guide-queue",
+         "--set", "serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::1:role/k"],
+        capture_output=True, text=True)
+    notes = dry.stdout.split("NOTES:", 1)[-1] if "NOTES:" in dry.stdout else ""
+    check("pre-v1 keys: helm install shows a deprecation note for each",
+          dry.returncode == 0 and "clusterName is deprecated" in notes
+          and "clusterEndpoint is deprecated" in notes
+          and "settings.aws.interruptionQueueName is deprecated" in notes,
+          (dry.stderr or notes)[-600:])
+    check("pre-v1 keys reach the controller's environment",
+          '"guide"' in dry.stdout and '"https://guide.example"' in dry.stdout
+          and '"guide-queue"' in dry.stdout, dry.stdout[-400:])
+
     # Nothing is deleted: without a controller manager a deleted namespace never finalizes, and
     # every step above is idempotent (the fixture's cluster is new for each ctest run).
     print(f"{results['passed']} passed, {results['failed']} failed")

@@ -88,3 +88,68 @@ securityGroupRefreshInterval: SECURITY_GROUP_REFRESH_INTERVAL
 {{- end }}
 {{- join "," $out }}
 {{- end }}
+
+{{/*
+Values of charts written for older Karpenter releases: the pre-v1 top-level keys (clusterName,
+clusterEndpoint, aws.defaultInstanceProfile) and v0.32's settings.aws.*. Each is mapped to its v1
+setting when that setting is not set itself (a deprecation note in the install output, see
+NOTES.txt), or refused with what to do instead when v1 has no such setting. Renders YAML:
+{settings: <the effective settings>, notes: [...], refused: [...]}.
+*/}}
+{{- define "dovetail.legacySettings" -}}
+{{- $settings := deepCopy (.Values.settings | default dict) }}
+{{- $notes := list }}
+{{- $refused := list }}
+{{- $aws := dict }}
+{{- if kindIs "map" (index $settings "aws") }}{{- $aws = index $settings "aws" }}{{- end }}
+{{- $_ := unset $settings "aws" }}
+{{- $top := dict "clusterName" .Values.clusterName "clusterEndpoint" .Values.clusterEndpoint }}
+{{- range $key := list "clusterName" "clusterEndpoint" }}
+{{- $old := index $top $key }}
+{{- if $old }}
+{{- if not (index $settings $key) }}{{- $_ := set $settings $key $old }}{{- end }}
+{{- $notes = append $notes (printf "%s is deprecated: it was mapped to settings.%s" $key $key) }}
+{{- end }}
+{{- end }}
+{{- /* The v1 setting takes the old value only while it has values.yaml's default. */}}
+{{- $defaults := dict "clusterName" "" "clusterEndpoint" "" "interruptionQueue" "" "isolatedVPC" "false" "vmMemoryOverheadPercent" "0.075" "reservedENIs" "0" }}
+{{- $map := dict "clusterName" "clusterName" "clusterEndpoint" "clusterEndpoint" "interruptionQueueName" "interruptionQueue" "isolatedVPC" "isolatedVPC" "vmMemoryOverheadPercent" "vmMemoryOverheadPercent" "reservedENIs" "reservedENIs" }}
+{{- range $old := keys $aws | sortAlpha }}
+{{- $value := index $aws $old }}
+{{- if hasKey $map $old }}
+{{- $new := index $map $old }}
+{{- $cur := "" }}
+{{- if hasKey $settings $new }}{{- $cur = toString (index $settings $new) }}{{- end }}
+{{- if or (eq $cur "") (eq $cur (index $defaults $new)) }}
+{{- $_ := set $settings $new $value }}
+{{- end }}
+{{- $notes = append $notes (printf "settings.aws.%s is deprecated: it was mapped to settings.%s" $old $new) }}
+{{- else if eq $old "defaultInstanceProfile" }}
+{{- if $value }}{{- $refused = append $refused "settings.aws.defaultInstanceProfile: Karpenter v1 has no default instance profile; set spec.role or spec.instanceProfile on each EC2NodeClass (dovetail convert moves it there)" }}{{- end }}
+{{- else if eq $old "enablePodENI" }}
+{{- $notes = append $notes "settings.aws.enablePodENI is deprecated and ignored: vpc.amazonaws.com/pod-eni is always part of an instance type's capacity in v1" }}
+{{- else if eq $old "enableENILimitedPodDensity" }}
+{{- if eq (toString $value) "false" }}{{- $refused = append $refused "settings.aws.enableENILimitedPodDensity=false: set spec.kubelet.maxPods (e.g. 110) on each EC2NodeClass instead" }}{{- else }}{{- $notes = append $notes "settings.aws.enableENILimitedPodDensity is deprecated and ignored: ENI-limited pod density is the v1 default" }}{{- end }}
+{{- else if eq $old "nodeNameConvention" }}
+{{- if and $value (ne (toString $value) "ip-name") }}{{- $refused = append $refused (printf "settings.aws.nodeNameConvention=%s: v1 names nodes as EC2 does (ip-name); remove it" $value) }}{{- else }}{{- $notes = append $notes "settings.aws.nodeNameConvention is deprecated and ignored: ip-name is the only convention in v1" }}{{- end }}
+{{- else if has $old (list "assumeRoleARN" "assumeRoleDuration") }}
+{{- if $value }}{{- $refused = append $refused (printf "settings.aws.%s: v1 assumes no role itself; use IRSA, EKS Pod Identity or a shared-config profile with role_arn (docs/aws.md#credentials)" $old) }}{{- end }}
+{{- else if eq $old "tags" }}
+{{- if $value }}{{- $refused = append $refused "settings.aws.tags: set spec.tags on each EC2NodeClass instead" }}{{- end }}
+{{- else }}
+{{- $refused = append $refused (printf "settings.aws.%s is not a setting of Karpenter v1" $old) }}
+{{- end }}
+{{- end }}
+{{- if and (kindIs "map" .Values.aws) .Values.aws.defaultInstanceProfile }}
+{{- $refused = append $refused "aws.defaultInstanceProfile: Karpenter v1 has no default instance profile; set spec.role or spec.instanceProfile on each EC2NodeClass (dovetail convert moves it there)" }}
+{{- end }}
+{{- if kindIs "map" (index $settings "featureGates") }}
+{{- if hasKey (index $settings "featureGates") "driftEnabled" }}
+{{- $gates := deepCopy (index $settings "featureGates") }}
+{{- $_ := unset $gates "driftEnabled" }}
+{{- $_ := set $settings "featureGates" $gates }}
+{{- $notes = append $notes "settings.featureGates.driftEnabled is deprecated and ignored: drift is always on in v1" }}
+{{- end }}
+{{- end }}
+{{- toYaml (dict "settings" $settings "notes" $notes "refused" $refused) }}
+{{- end }}
