@@ -1,5 +1,8 @@
 #include "dovetail/providers/aws/iam_client.h"
 
+#include <vector>
+
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
@@ -127,6 +130,11 @@ absl::StatusOr<std::vector<IamInstanceProfile>> IamClient::ListInstanceProfiles(
   QueryParams params;
   if (!path_prefix.empty()) params.emplace_back("PathPrefix", std::string(path_prefix));
   RETURN_IF_ERROR(Paginate("ListInstanceProfiles", params, out));
+  // The prefix is checked again: the callers delete what they get, and a server that ignores
+  // PathPrefix (moto does) must not hand them another class's or cluster's profiles.
+  std::erase_if(out, [path_prefix](const IamInstanceProfile& p) {
+    return !absl::StartsWith(p.path, absl::string_view(path_prefix.data(), path_prefix.size()));
+  });
   return out;
 }
 

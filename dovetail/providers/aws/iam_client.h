@@ -70,7 +70,8 @@ class IamClient {
   absl::StatusOr<std::vector<IamInstanceProfile>> ListInstanceProfilesForRole(
       std::string_view role_name);
   // Profiles whose path starts with `path_prefix` ("/karpenter/<region>/<cluster>/" lists a
-  // cluster's managed profiles). Following Marker to the last page.
+  // cluster's managed profiles), checked again on the answer (a server may ignore PathPrefix).
+  // Following Marker to the last page.
   absl::StatusOr<std::vector<IamInstanceProfile>> ListInstanceProfiles(
       std::string_view path_prefix);
 

@@ -89,5 +89,36 @@ TEST(IamClientTest, ParsesProfilesAndFollowsMarker) {
   EXPECT_NE(bodies[0].find("PathPrefix=%2Fkarpenter%2F"), std::string::npos) << bodies[0];
 }
 
+// A server that ignores PathPrefix (moto does): the answer is filtered again, so a class's
+// deletion never sees, and deletes, another class's profiles.
+TEST(IamClientTest, ProfilesOutsideThePathPrefixAreLeftOut) {
+  testing::TestServer server;
+  server.server().Post("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(
+        "<ListInstanceProfilesResponse><ListInstanceProfilesResult><InstanceProfiles>"
+        "<member><InstanceProfileName>mine</InstanceProfileName>"
+        "<Path>/karpenter/eu-west-1/demo/uid-1/</Path><Roles/></member>"
+        "<member><InstanceProfileName>other-class</InstanceProfileName>"
+        "<Path>/karpenter/eu-west-1/demo/uid-2/</Path><Roles/></member>"
+        "<member><InstanceProfileName>unmanaged</InstanceProfileName><Path>/</Path><Roles/>"
+        "</member></InstanceProfiles><IsTruncated>false</IsTruncated>"
+        "</ListInstanceProfilesResult></ListInstanceProfilesResponse>",
+        "text/xml");
+  });
+  ASSERT_TRUE(server.Start());
+  HttpTransport transport;
+  StaticCredentialsProvider credentials(
+      AwsCredentials{.access_key_id = "AKID", .secret_access_key = "secret"});
+  FakeClock clock;
+  AwsClient client({.transport = transport, .credentials = &credentials, .clock = clock},
+                   {.service = kIam, .region = "eu-west-1", .endpoint = server.url()});
+  IamClient iam(client);
+  auto profiles = iam.ListInstanceProfiles("/karpenter/eu-west-1/demo/uid-1/");
+  ASSERT_TRUE(profiles.ok()) << profiles.status();
+  ASSERT_EQ(profiles->size(), 1u);
+  EXPECT_EQ((*profiles)[0].name, "mine");
+  EXPECT_EQ(iam.ListInstanceProfiles("")->size(), 3u);
+}
+
 }  // namespace
 }  // namespace dovetail::providers::aws
