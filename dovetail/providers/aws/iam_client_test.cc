@@ -41,6 +41,19 @@ TEST(IamNamingTest, PathTagsAndRoleName) {
   EXPECT_EQ(RoleNameWithoutPath("service/nodes/KarpenterNodeRole"), "KarpenterNodeRole");
 }
 
+// An IamClient talking to a test server.
+struct IamOver {
+  explicit IamOver(testing::TestServer& server)
+      : client({.transport = transport, .credentials = &credentials, .clock = clock},
+               {.service = kIam, .region = "eu-west-1", .endpoint = server.url()}) {}
+  HttpTransport transport;
+  StaticCredentialsProvider credentials{
+      AwsCredentials{.access_key_id = "AKID", .secret_access_key = "secret"}};
+  FakeClock clock;
+  AwsClient client;
+  IamClient iam{client};
+};
+
 TEST(IamClientTest, ParsesProfilesAndFollowsMarker) {
   testing::TestServer server;
   std::vector<std::string> bodies;
@@ -65,13 +78,8 @@ TEST(IamClientTest, ParsesProfilesAndFollowsMarker) {
         "text/xml");
   });
   ASSERT_TRUE(server.Start());
-  HttpTransport transport;
-  StaticCredentialsProvider credentials(
-      AwsCredentials{.access_key_id = "AKID", .secret_access_key = "secret"});
-  FakeClock clock;
-  AwsClient client({.transport = transport, .credentials = &credentials, .clock = clock},
-                   {.service = kIam, .region = "eu-west-1", .endpoint = server.url()});
-  IamClient iam(client);
+  IamOver over(server);
+  IamClient& iam = over.iam;
   auto profiles = iam.ListInstanceProfiles("/karpenter/");
   ASSERT_TRUE(profiles.ok()) << profiles.status();
   ASSERT_EQ(profiles->size(), 2u);
@@ -106,13 +114,8 @@ TEST(IamClientTest, ProfilesOutsideThePathPrefixAreLeftOut) {
         "text/xml");
   });
   ASSERT_TRUE(server.Start());
-  HttpTransport transport;
-  StaticCredentialsProvider credentials(
-      AwsCredentials{.access_key_id = "AKID", .secret_access_key = "secret"});
-  FakeClock clock;
-  AwsClient client({.transport = transport, .credentials = &credentials, .clock = clock},
-                   {.service = kIam, .region = "eu-west-1", .endpoint = server.url()});
-  IamClient iam(client);
+  IamOver over(server);
+  IamClient& iam = over.iam;
   auto profiles = iam.ListInstanceProfiles("/karpenter/eu-west-1/demo/uid-1/");
   ASSERT_TRUE(profiles.ok()) << profiles.status();
   ASSERT_EQ(profiles->size(), 1u);
