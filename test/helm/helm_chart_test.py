@@ -30,7 +30,11 @@ CHART = ROOT / "charts" / "dovetail"
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "golden"
 VALUES = HERE / "values"
-RELEASE, NAMESPACE = "dovetail", "karpenter"
+# Release and namespace of Karpenter's getting-started guide: the objects are named `karpenter`.
+RELEASE, NAMESPACE = "karpenter", "karpenter"
+# `helm template` renders for a cluster that serves the Prometheus Operator's CRDs (the
+# ServiceMonitor and PrometheusRule render only then); test_monitoring_needs_its_crds drops it.
+MONITORING_API = ("--api-versions", "monitoring.coreos.com/v1")
 
 try:
     import yaml  # PyYAML
@@ -95,12 +99,12 @@ def helm(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return proc
 
 
-def template_text(*args: str) -> str:
-    return helm("template", RELEASE, str(CHART), "--namespace", NAMESPACE, *args).stdout
+def template_text(*args: str, api: tuple[str, ...] = MONITORING_API) -> str:
+    return helm("template", RELEASE, str(CHART), "--namespace", NAMESPACE, *api, *args).stdout
 
 
-def render(*args: str) -> list[dict]:
-    return [d for d in yaml.safe_load_all(template_text(*args)) if d]
+def render(*args: str, api: tuple[str, ...] = MONITORING_API) -> list[dict]:
+    return [d for d in yaml.safe_load_all(template_text(*args, api=api)) if d]
 
 
 def by_kind(docs: list[dict], kind: str) -> list[dict]:
@@ -481,8 +485,133 @@ def test_older_chart_values() -> None:
         proc = helm("template", RELEASE, str(CHART), "--set", "settings.clusterName=x", *args,
                     check=False)
         assert proc.returncode != 0 and fragment in proc.stderr, (args, proc.stderr)
+    # The guide's install command (release karpenter in namespace karpenter) gives the
+    # ServiceAccount its IRSA trust policy names: system:serviceaccount:karpenter:karpenter.
+    docs = render("--set", "clusterName=guide", "--set", "clusterEndpoint=https://guide.example",
+                  "--set", "serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::1:role/k")
+    sa = one(docs, "ServiceAccount")
+    assert (sa["metadata"]["namespace"], sa["metadata"]["name"]) == ("karpenter", "karpenter"), sa
+    assert sa["metadata"]["annotations"]["eks.amazonaws.com/role-arn"] == "arn:aws:iam::1:role/k"
     # The old keys alone satisfy the required cluster name.
     assert helm("template", RELEASE, str(CHART), "--set", "clusterName=old", check=False).returncode == 0
+
+
+def test_upstream_values() -> None:
+    """values/upstream.yaml sets every key of upstream's chart (helm_install_test.py checks that
+    it has them all): each reaches the object upstream's chart puts it in."""
+    values = yaml.safe_load((VALUES / "upstream.yaml").read_text())
+    docs = render("-f", str(VALUES / "upstream.yaml"))
+    dep = one(docs, "Deployment")
+    pod = dep["spec"]["template"]["spec"]
+    ctr = {c["name"]: c for c in pod["containers"]}
+    main = ctr["karpenter-controller"]
+    selector = {"app.kubernetes.io/name": "karpenter", "app.kubernetes.io/instance": RELEASE}
+    # Upstream's names, so `helm upgrade` over an upstream release changes no name or selector.
+    for kind in ("Deployment", "ServiceAccount", "Service", "PodDisruptionBudget", "ClusterRole",
+                 "ClusterRoleBinding", "Role", "RoleBinding", "ServiceMonitor"):
+        assert one(docs, kind)["metadata"]["name"] == "karpenter", kind
+    assert dep["spec"]["selector"]["matchLabels"] == selector
+    assert one(docs, "PodDisruptionBudget")["spec"]["selector"]["matchLabels"] == selector
+    assert one(docs, "Service")["spec"]["selector"] == selector
+    for d in docs:
+        if d["kind"] != "CustomResourceDefinition":
+            assert d["metadata"]["labels"]["team"] == "platform", d["kind"]
+            assert d["metadata"]["annotations"]["owner"] == "sre", d["kind"]
+    assert one(docs, "Service")["metadata"]["annotations"]["prometheus.io/scrape"] == "true"
+    assert one(docs, "ServiceAccount")["metadata"]["annotations"]["eks.amazonaws.com/role-arn"] \
+        == values["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"]
+    assert values["additionalClusterRoleRules"][0] in one(docs, "ClusterRole")["rules"]
+    sm = one(docs, "ServiceMonitor")
+    assert sm["metadata"]["labels"]["release"] == "prometheus"
+    assert sm["spec"]["sampleLimit"] == 5000
+    endpoint = sm["spec"]["endpoints"][0]
+    assert endpoint["interval"] == "30s"
+    assert endpoint["relabelings"] == values["serviceMonitor"]["relabelings"]
+    assert endpoint["metricRelabelings"] == values["serviceMonitor"]["metricRelabelings"]
+    assert dep["spec"]["replicas"] == 3 and dep["spec"]["revisionHistoryLimit"] == 5
+    assert dep["spec"]["strategy"] == {"rollingUpdate": {"maxUnavailable": 2}}
+    meta = dep["spec"]["template"]["metadata"]
+    assert meta["labels"]["tier"] == "control" and meta["annotations"]["example.com/scrape"] == "false"
+    assert one(docs, "PodDisruptionBudget")["spec"]["maxUnavailable"] == 2
+    assert pod["securityContext"]["fsGroup"] == 1000
+    assert pod["securityContext"]["runAsNonRoot"] is True  # the chart's defaults stay merged in
+    for key in ("priorityClassName", "terminationGracePeriodSeconds", "hostNetwork",
+                "schedulerName", "dnsPolicy", "dnsConfig", "initContainers", "tolerations"):
+        assert pod[key] == values[key], key
+    assert pod["nodeSelector"] == values["nodeSelector"]
+    assert pod["imagePullSecrets"] == [{"name": "regcred"}]
+    assert pod["volumes"] == values["extraVolumes"]
+    # Upstream's affinity terms get the pods' selector; the node affinity passes through.
+    affinity = pod["affinity"]
+    assert affinity["nodeAffinity"] == values["affinity"]["nodeAffinity"]
+    anti = affinity["podAntiAffinity"]
+    assert anti["requiredDuringSchedulingIgnoredDuringExecution"] == [
+        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": selector}}]
+    assert anti["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"] == {
+        "topologyKey": "topology.kubernetes.io/zone", "labelSelector": {"matchLabels": selector}}
+    assert pod["topologySpreadConstraints"] == [
+        {**values["topologySpreadConstraints"][0], "labelSelector": {"matchLabels": selector}}]
+    # The controller container.
+    image = values["controller"]["image"]
+    assert main["image"] == f"{image['repository']}:{image['tag']}@{image['digest']}"
+    assert main["imagePullPolicy"] == "Always"
+    sc = main["securityContext"]
+    for key in ("appArmorProfile", "seLinuxOptions", "seccompProfile"):
+        assert sc[key] == values["controller"]["securityContext"][key], key
+    assert sc["runAsNonRoot"] is True and sc["readOnlyRootFilesystem"] is True
+    assert main["resources"] == values["controller"]["resources"]
+    assert main["envFrom"] == values["controller"]["envFrom"]
+    assert main["volumeMounts"] == values["controller"]["extraVolumeMounts"]
+    assert {p["name"]: p["containerPort"] for p in main["ports"]} == {"http-metrics": 8000, "http": 8001}
+    sidecar = ctr["log-shipper"]
+    assert sidecar["image"] == "fluent/fluent-bit:3.0"
+    assert sidecar["volumeMounts"] == (values["controller"]["extraVolumeMounts"]
+                                       + values["controller"]["sidecarVolumeMounts"])
+    env = {e["name"]: e.get("value", e.get("valueFrom")) for e in main["env"]}
+    assert env["AWS_REGION"] == "us-west-2"
+    assert env["METRICS_PORT"] == "8000" and env["HEALTH_PROBE_PORT"] == "8001"
+    assert env["LOG_LEVEL"] == "debug"
+    assert env["LOG_OUTPUT_PATHS"] == "stdout,/tmp/karpenter.log"
+    assert env["LOG_ERROR_OUTPUT_PATHS"] == "stderr,/tmp/karpenter-errors.log"
+    for key, value in values["settings"].items():
+        if key == "featureGates":
+            gates = dict(kv.split("=") for kv in env["FEATURE_GATES"].split(","))
+            for gate, on in value.items():
+                assert gates[FEATURE_GATES[gate]] == str(on).lower(), (gate, gates)
+            continue
+        want = str(value).lower() if isinstance(value, bool) else str(value)
+        assert env[SETTINGS_ENV[key][0]] == want, (key, env.get(SETTINGS_ENV[key][0]))
+
+
+def test_image() -> None:
+    """A digest is pinned with the repository it was given with; upstream's image (what a values
+    file written for upstream's chart names) is replaced by Dovetail's."""
+    app = yaml.safe_load((CHART / "Chart.yaml").read_text())["appVersion"]
+    digest = "sha256:" + "ab" * 32
+    cases = [
+        ([], f"dovetail/controller:{app}"),
+        (["--set", "controller.image.tag=1.2.3"], "dovetail/controller:1.2.3"),
+        (["--set", f"controller.image.digest={digest}"], f"dovetail/controller:{app}@{digest}"),
+        (["--set", "controller.image.repository=registry.example/dovetail",
+          "--set", f"controller.image.digest={digest}"], f"registry.example/dovetail:{app}@{digest}"),
+        (["--set", "controller.image.repository=public.ecr.aws/karpenter/controller",
+          "--set", "controller.image.tag=1.13.0", "--set", f"controller.image.digest={digest}"],
+         f"dovetail/controller:{app}"),
+    ]
+    for args, want in cases:
+        got = container(render("--set", "settings.clusterName=x", *args))["image"]
+        assert got == want, (args, got)
+    # helm_install_test.py reads the install notes that say so (they need an API server).
+
+
+def test_monitoring_needs_its_crds() -> None:
+    """ServiceMonitor and PrometheusRule render only when the API server serves their CRDs."""
+    args = ("-f", str(VALUES / "monitoring.yaml"), "--set", "serviceMonitor.enabled=true")
+    kinds = {d["kind"] for d in render(*args)}
+    assert {"ServiceMonitor", "PrometheusRule"} <= kinds, kinds
+    kinds = {d["kind"] for d in render(*args, api=())}
+    assert not {"ServiceMonitor", "PrometheusRule"} & kinds, kinds
+    # helm_install_test.py reads the install notes that say so (they need an API server).
 
 
 GROUPS = {
@@ -490,7 +619,8 @@ GROUPS = {
     "golden": [test_golden],
     "checks": [test_security_context, test_replicas_pdb_spread, test_leader_election,
                test_rbac_least_privilege, test_settings_reach_env, test_irsa_service_monitor,
-               test_prometheus_rule_and_dashboard, test_older_chart_values],
+               test_prometheus_rule_and_dashboard, test_older_chart_values,
+               test_upstream_values, test_image, test_monitoring_needs_its_crds],
 }
 
 

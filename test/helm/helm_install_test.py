@@ -2,6 +2,9 @@
 """The chart against a real API server (tools/k8s, fixture kube_integration), and the controller
 running with exactly the chart's RBAC.
 
+0. (last) upstream's chart installed with test/helm/values/upstream.yaml (every upstream key),
+   `helm upgrade` to charts/dovetail and back: the Deployment, ServiceAccount, Service and PDB
+   keep their names and UIDs, the selector stays upstream's.
 1. `helm template` (kwok provider) is applied: CRDs, ServiceAccount, ClusterRole/Role and their
    bindings, Deployment, PDB and Service are accepted by kube-apiserver's validation.
 2. `kubectl auth can-i --as system:serviceaccount:<ns>:<sa>`: what the controller needs is
@@ -55,6 +58,87 @@ def kubectl(*args: str, stdin: str | None = None, check_rc: bool = True) -> subp
     if check_rc and proc.returncode != 0:
         raise RuntimeError(f"kubectl {' '.join(args)}: {proc.stderr.strip()}")
     return proc
+
+
+def leaf_paths(values: object, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    if isinstance(values, dict) and values:
+        return [p for k, v in values.items() for p in leaf_paths(v, (*path, k))]
+    return [path]
+
+
+def has_path(values: object, path: tuple[str, ...]) -> bool:
+    for key in path:
+        if not isinstance(values, dict) or key not in values:
+            return False
+        values = values[key]
+    return True
+
+
+def upgrade_from_upstream() -> None:
+    """`helm upgrade karpenter charts/dovetail -f values` over an install of upstream's chart
+    (tools/helm/upstream-chart), and back: names, UIDs and the Deployment's selector survive."""
+    upstream = Path(os.environ["DOVETAIL_UPSTREAM_CHART"])
+    values_file = ROOT / "test" / "helm" / "values" / "upstream.yaml"
+    ours = yaml.safe_load(values_file.read_text())
+    missing = [".".join(p) for p in leaf_paths(yaml.safe_load((upstream / "values.yaml").read_text()))
+               if not has_path(ours, p)]
+    check(f"values/upstream.yaml sets every key of upstream's values.yaml ({upstream.parent.name})",
+          not missing, ", ".join(missing))
+
+    ns = "karpenter"
+    kinds = ("deployment", "serviceaccount", "service", "poddisruptionbudget")
+
+    def objects() -> dict[str, dict]:
+        out = {}
+        for kind in kinds:
+            got = kubectl("get", kind, "karpenter", "-n", ns, "-o", "json", check_rc=False)
+            out[kind] = json.loads(got.stdout) if got.returncode == 0 else {}
+        return out
+
+    def helm_run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([HELM, *args, "--namespace", ns, "-f", str(values_file)],
+                              capture_output=True, text=True)
+
+    kubectl("create", "namespace", ns, check_rc=False)
+    installed = helm_run("install", "karpenter", str(upstream))
+    if not check("upstream's chart installs with values/upstream.yaml", installed.returncode == 0,
+                 installed.stderr[-800:]):
+        return
+    before = objects()
+    check("upstream's install made Deployment, ServiceAccount, Service and PDB `karpenter`",
+          all(before.values()), str({k: bool(v) for k, v in before.items()}))
+
+    upgraded = helm_run("upgrade", "karpenter", str(CHART))
+    check("helm upgrade karpenter charts/dovetail over it succeeds", upgraded.returncode == 0,
+          upgraded.stderr[-800:])
+    after = objects()
+    for kind in kinds:
+        check(f"the {kind} karpenter is kept (same UID)",
+              bool(after[kind]) and after[kind]["metadata"]["uid"] == before[kind]["metadata"].get("uid"))
+    dep = after["deployment"]
+    if dep:
+        check("the Deployment's selector is upstream's",
+              dep["spec"]["selector"] == before["deployment"]["spec"]["selector"], str(dep["spec"]["selector"]))
+        ctr = dep["spec"]["template"]["spec"]["containers"][0]
+        env = {e["name"]: e.get("value") for e in ctr.get("env", [])}
+        check("the Deployment now runs Dovetail (image and DOVETAIL_CLOUD_PROVIDER)",
+              ctr["image"].startswith(ours["controller"]["image"]["repository"])
+              and env.get("DOVETAIL_CLOUD_PROVIDER") == "aws", ctr["image"])
+        check("under the same ServiceAccount",
+              dep["spec"]["template"]["spec"]["serviceAccountName"] == "karpenter")
+    sa = after["serviceaccount"]
+    check("the ServiceAccount keeps its IRSA annotation",
+          bool(sa) and sa["metadata"].get("annotations", {}).get("eks.amazonaws.com/role-arn")
+          == ours["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"])
+    notes = upgraded.stdout.split("NOTES:", 1)[-1]
+    check("the upgrade's notes say no ServiceMonitor was created (no Prometheus Operator CRDs)",
+          "no ServiceMonitor was created" in notes, notes[-600:])
+
+    back = helm_run("upgrade", "karpenter", str(upstream))
+    check("and back: helm upgrade to upstream's chart succeeds", back.returncode == 0, back.stderr[-800:])
+    again = objects()
+    check("and back: the Deployment, ServiceAccount, Service and PDB are still the same objects",
+          all(again[k] and again[k]["metadata"]["uid"] == before[k]["metadata"].get("uid") for k in kinds))
 
 
 def main() -> int:
@@ -173,7 +257,7 @@ def main() -> int:
     # settings with a deprecation note in the install output (NOTES.txt); `helm install
     # --dry-run=client` asks the API server only for its version.
     dry = subprocess.run(
-        [HELM, "install", "karpenter", str(CHART), "--namespace", NS, "--dry-run=client",
+        [HELM, "install", "karpenter", str(CHART), "--namespace", "dovetail-notes", "--dry-run=client",
          "--set", "clusterName=guide", "--set", "clusterEndpoint=https://guide.example",
          "--set", "settings.aws.interruptionQueueName=guide-queue",
          "--set", "serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::1:role/k"],
@@ -187,6 +271,26 @@ def main() -> int:
     check("pre-v1 keys reach the controller's environment",
           '"guide"' in dry.stdout and '"https://guide.example"' in dry.stdout
           and '"guide-queue"' in dry.stdout, dry.stdout[-400:])
+
+    # Values that name upstream's image, or monitoring without the Prometheus Operator's CRDs:
+    # the notes say what was done instead.
+    dry = subprocess.run(
+        [HELM, "install", "karpenter", str(CHART), "--namespace", "dovetail-notes", "--dry-run=client",
+         "--set", "settings.clusterName=c", "--set", "prometheusRule.enabled=true",
+         "--set", "serviceMonitor.enabled=true",
+         "--set", "controller.image.repository=public.ecr.aws/karpenter/controller",
+         "--set", "controller.image.digest=sha256:" + "ab" * 32],
+        capture_output=True, text=True)
+    notes = dry.stdout.split("NOTES:", 1)[-1] if "NOTES:" in dry.stdout else ""
+    app = yaml.safe_load((CHART / "Chart.yaml").read_text())["appVersion"]
+    check("upstream's image in the values: the notes say Dovetail's runs instead",
+          dry.returncode == 0 and "is upstream Karpenter's image" in notes
+          and f"dovetail/controller:{app} runs instead" in notes, (dry.stderr or notes)[-600:])
+    check("monitoring without its CRDs: the notes say no ServiceMonitor/PrometheusRule was created",
+          "no ServiceMonitor was created" in notes and "no PrometheusRule was created" in notes,
+          notes[-600:])
+
+    upgrade_from_upstream()
 
     # Nothing is deleted: without a controller manager a deleted namespace never finalizes, and
     # every step above is idempotent (the fixture's cluster is new for each ctest run).

@@ -1,14 +1,18 @@
-{{/* The chart's name. */}}
+{{/*
+The app's name: "karpenter", the name of upstream's chart, so that `helm upgrade karpenter
+charts/dovetail` over an upstream release keeps every object's name and the Deployment's selector
+(app.kubernetes.io/name, immutable). The chart itself is still called dovetail (helm.sh/chart).
+*/}}
 {{- define "dovetail.name" -}}
-{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- default "karpenter" .Values.nameOverride | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
-{{/* Fully qualified app name: the release name, unless it does not contain the chart's name. */}}
+{{/* Fully qualified app name: the release name, unless it does not contain the app's name. */}}
 {{- define "dovetail.fullname" -}}
 {{- if .Values.fullnameOverride }}
 {{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
 {{- else }}
-{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- $name := include "dovetail.name" . }}
 {{- if contains $name .Release.Name }}
 {{- .Release.Name | trunc 63 | trimSuffix "-" }}
 {{- else }}
@@ -44,13 +48,51 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
+{{/*
+The controller's image. Values written for upstream's chart name upstream's image
+(public.ecr.aws/karpenter/controller, with its tag and digest): that image is not Dovetail, so
+its repository, tag and digest are all replaced by Dovetail's default (NOTES.txt says so). A
+digest is used only with the repository it was given with.
+*/}}
+{{- define "dovetail.upstreamImage" -}}
+{{- $repo := .Values.controller.image.repository | default "" }}
+{{- if hasPrefix "public.ecr.aws/karpenter/" $repo -}}
+true
+{{- end }}
+{{- end }}
+
 {{- define "dovetail.controller.image" -}}
 {{- $img := .Values.controller.image }}
-{{- if $img.digest }}
-{{- printf "%s@%s" $img.repository $img.digest }}
+{{- if include "dovetail.upstreamImage" . }}
+{{- printf "dovetail/controller:%s" .Chart.AppVersion }}
+{{- else if $img.digest }}
+{{- printf "%s:%s@%s" $img.repository (default .Chart.AppVersion $img.tag) $img.digest }}
 {{- else }}
 {{- printf "%s:%s" $img.repository (default .Chart.AppVersion $img.tag) }}
 {{- end }}
+{{- end }}
+
+{{/*
+Pod (anti-)affinity terms without a labelSelector get the pods' selector labels, as upstream's
+chart does. Takes (dict "affinity" AFFINITY "selector" LABELS); returns the patched affinity.
+*/}}
+{{- define "dovetail.patchAffinity" -}}
+{{- $affinity := deepCopy (default dict .affinity) }}
+{{- range $kind := list "podAffinity" "podAntiAffinity" }}
+{{- with (index $affinity $kind) }}
+{{- range $term := (index . "requiredDuringSchedulingIgnoredDuringExecution" | default list) }}
+{{- if not (hasKey $term "labelSelector") }}
+{{- $_ := set $term "labelSelector" (dict "matchLabels" $.selector) }}
+{{- end }}
+{{- end }}
+{{- range $weighted := (index . "preferredDuringSchedulingIgnoredDuringExecution" | default list) }}
+{{- if and $weighted.podAffinityTerm (not (hasKey $weighted.podAffinityTerm "labelSelector")) }}
+{{- $_ := set $weighted.podAffinityTerm "labelSelector" (dict "matchLabels" $.selector) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- toYaml $affinity }}
 {{- end }}
 
 {{/*
