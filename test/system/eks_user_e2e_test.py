@@ -26,7 +26,8 @@ Checks:
      DNS IP.
   4. Every credential came from the Pod Identity agent, with the token; IMDS was asked for the
      region only.
-  5. The same install with settings.isolatedVPC=true makes no Pricing API call (the first run
+  5. `dovetail explain` sizes a pod's ephemeral storage with each NodePool's EC2NodeClass.
+  6. The same install with settings.isolatedVPC=true makes no Pricing API call (the first run
      makes some), and still launches.
 
 Usage: eks_user_e2e_test.py DOVETAIL_BINARY. Needs KUBECONFIG, DOVETAIL_K8S_BIN (set by
@@ -333,6 +334,7 @@ def main() -> int:
         first_run(aws, s, controller, kube_ca, dns_ip, eks_endpoint, agent, imds)
         rc = controller.stop()
         check("SIGTERM stops the controller with exit status 0", rc == 0, str(rc))
+        explain_per_class(binary, s)
         isolated_run(binary, settings, injected, work)
     finally:
         stop_joiner.set()
@@ -410,8 +412,46 @@ def first_run(aws: Aws, s, controller: Controller, kube_ca: str, dns_ip: str, ek
     kubectl("delete", "deployment", "app", "-n", APP_NS, "--wait=false")
 
 
+def explain_per_class(binary: str, s) -> None:
+    """5. `dovetail explain` prices and sizes with the EC2NodeClass of each NodePool: a pod asking
+    for 50Gi of ephemeral storage is unschedulable with the class's default 20Gi root volume,
+    launchable once a NodePool's class has a 100Gi one."""
+    kubectl("apply", "-f", "-", stdin=f"""
+apiVersion: v1
+kind: Pod
+metadata: {{name: scratch, namespace: {APP_NS}}}
+spec:
+  containers:
+    - name: c
+      image: registry.example/app:1
+      resources: {{requests: {{cpu: 100m, memory: 128Mi, ephemeral-storage: 50Gi}}}}
+""")
+
+    def explain() -> dict:
+        r = subprocess.run([binary, "explain", "pod", f"{APP_NS}/scratch", "-o", "json",
+                            "--kubeconfig", KUBECONFIG], capture_output=True, text=True, timeout=120)
+        return json.loads(r.stdout) if r.returncode == 0 else {"error": r.stderr}
+    out = explain()
+    check("explain: 50Gi of ephemeral storage is unschedulable with a 20Gi root volume",
+          out.get("verdict") == "unschedulable" and "ephemeral-storage" in json.dumps(out),
+          json.dumps(out)[:600])
+    big = f"{CLUSTER}-big"
+    kubectl("apply", "-f", "-", stdin=node_class_yaml(s, big) + """  blockDeviceMappings:
+    - deviceName: /dev/xvda
+      rootVolume: true
+      ebs: {volumeSize: 100Gi, volumeType: gp3}
+""")
+    kubectl("apply", "-f", "-", stdin=node_pool_yaml(big, big))
+    out = explain()
+    check("explain: launchable once a NodePool's class has a 100Gi root volume",
+          out.get("verdict") == "launchable" and big in json.dumps(out), json.dumps(out)[:600])
+    kubectl("delete", "pod", "scratch", "-n", APP_NS, "--wait=false")
+    kubectl("delete", "nodepool", big)
+    kubectl("delete", "ec2nodeclass", big)
+
+
 def isolated_run(binary: str, settings: dict, injected: dict, work: Path) -> None:
-    """5. settings.isolatedVPC=true: no Pricing API call; launches still work."""
+    """6. settings.isolatedVPC=true: no Pricing API call; launches still work."""
     docs = render_chart({**settings, "isolatedVPC": True})
     container = controller_container(docs)
     env = pod_env(container, injected)
