@@ -131,6 +131,14 @@ def env_of(docs: list[dict]) -> dict[str, object]:
     return env
 
 
+def controller_cluster_role(docs: list[dict]) -> dict:
+    """The ClusterRole bound to the chart's ServiceAccount (not the `-admin` one for people)."""
+    bound = {b["roleRef"]["name"] for b in by_kind(docs, "ClusterRoleBinding")}
+    roles = [r for r in by_kind(docs, "ClusterRole") if r["metadata"]["name"] in bound]
+    assert len(roles) == 1, [r["metadata"]["name"] for r in by_kind(docs, "ClusterRole")]
+    return roles[0]
+
+
 def values_settings() -> dict:
     return yaml.safe_load((CHART / "values.yaml").read_text())["settings"]
 
@@ -277,7 +285,7 @@ def controller_resources() -> dict[str, tuple[str, str]]:
 def test_rbac_least_privilege() -> None:
     for provider_args in (["--set", "settings.clusterName=x"], ["--set", "dovetail.cloudProvider=kwok"]):
         docs = render(*provider_args)
-        cluster_rules = [r for cr in by_kind(docs, "ClusterRole") for r in cr["rules"]]
+        cluster_rules = controller_cluster_role(docs)["rules"]
         ns_rules = [r for role in by_kind(docs, "Role") for r in role["rules"]]
         for rule in cluster_rules + ns_rules:
             for field in ("apiGroups", "resources", "verbs"):
@@ -310,7 +318,17 @@ def test_rbac_least_privilege() -> None:
     docs = render("--set", "settings.clusterName=x", "--set", "additionalClusterRoleRules[0].apiGroups[0]=x.io",
                   "--set", "additionalClusterRoleRules[0].resources[0]=things",
                   "--set", "additionalClusterRoleRules[0].verbs[0]=get")
-    assert grants(one(docs, "ClusterRole")["rules"])[("x.io", "things")] == {"get"}
+    assert grants(controller_cluster_role(docs)["rules"])[("x.io", "things")] == {"get"}
+    # For people: `admin` aggregates NodePool, NodeClaim and EC2NodeClass management, as
+    # upstream's chart does; it is bound to nobody by the chart.
+    admin = [r for r in by_kind(docs, "ClusterRole") if r["metadata"]["name"] == f"{RELEASE}-admin"]
+    assert len(admin) == 1 and \
+        admin[0]["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-admin"] == "true", admin
+    people = grants(admin[0]["rules"])
+    assert {"create", "delete", "patch"} <= people[("karpenter.sh", "nodepools")], people
+    assert {"create", "delete", "patch"} <= people[("karpenter.k8s.aws", "ec2nodeclasses")], people
+    assert all(b["roleRef"]["name"] != admin[0]["metadata"]["name"]
+               for b in by_kind(docs, "ClusterRoleBinding"))
 
 
 def test_settings_reach_env() -> None:
@@ -507,9 +525,11 @@ def test_upstream_values() -> None:
     main = ctr["karpenter-controller"]
     selector = {"app.kubernetes.io/name": "karpenter", "app.kubernetes.io/instance": RELEASE}
     # Upstream's names, so `helm upgrade` over an upstream release changes no name or selector.
-    for kind in ("Deployment", "ServiceAccount", "Service", "PodDisruptionBudget", "ClusterRole",
+    for kind in ("Deployment", "ServiceAccount", "Service", "PodDisruptionBudget",
                  "ClusterRoleBinding", "Role", "RoleBinding", "ServiceMonitor"):
         assert one(docs, kind)["metadata"]["name"] == "karpenter", kind
+    assert sorted(r["metadata"]["name"] for r in by_kind(docs, "ClusterRole")) == \
+        ["karpenter", "karpenter-admin"]
     assert dep["spec"]["selector"]["matchLabels"] == selector
     assert one(docs, "PodDisruptionBudget")["spec"]["selector"]["matchLabels"] == selector
     assert one(docs, "Service")["spec"]["selector"] == selector
@@ -520,7 +540,7 @@ def test_upstream_values() -> None:
     assert one(docs, "Service")["metadata"]["annotations"]["prometheus.io/scrape"] == "true"
     assert one(docs, "ServiceAccount")["metadata"]["annotations"]["eks.amazonaws.com/role-arn"] \
         == values["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"]
-    assert values["additionalClusterRoleRules"][0] in one(docs, "ClusterRole")["rules"]
+    assert values["additionalClusterRoleRules"][0] in controller_cluster_role(docs)["rules"]
     sm = one(docs, "ServiceMonitor")
     assert sm["metadata"]["labels"]["release"] == "prometheus"
     assert sm["spec"]["sampleLimit"] == 5000

@@ -105,6 +105,7 @@ def upgrade_from_upstream() -> None:
                  installed.stderr[-800:]):
         return
     before = objects()
+    admin_uid = json.loads(kubectl("get", "clusterrole", "karpenter-admin", "-o", "json").stdout)["metadata"]["uid"]
     check("upstream's install made Deployment, ServiceAccount, Service and PDB `karpenter`",
           all(before.values()), str({k: bool(v) for k, v in before.items()}))
 
@@ -115,6 +116,9 @@ def upgrade_from_upstream() -> None:
     for kind in kinds:
         check(f"the {kind} karpenter is kept (same UID)",
               bool(after[kind]) and after[kind]["metadata"]["uid"] == before[kind]["metadata"].get("uid"))
+    got = kubectl("get", "clusterrole", "karpenter-admin", "-o", "json", check_rc=False)
+    check("the ClusterRole karpenter-admin (aggregated to admin) is kept (same UID)",
+          got.returncode == 0 and json.loads(got.stdout)["metadata"]["uid"] == admin_uid, got.stderr)
     dep = after["deployment"]
     if dep:
         check("the Deployment's selector is upstream's",
