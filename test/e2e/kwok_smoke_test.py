@@ -78,7 +78,7 @@ def test_fake_node_becomes_ready():
 
     def ready():
         n = get_json("node", NODE)
-        conds = {c["type"]: c["status"] for c in n.get("status", {}).get("conditions", [])}
+        conds = {c["type"]: c["status"] for c in (n.get("status") or {}).get("conditions") or []}
         taints = [t["key"] for t in n.get("spec", {}).get("taints", []) or []]
         # Ready, and kube-controller-manager's node lifecycle controller removed the not-ready taint.
         return conds.get("Ready") == "True" and "node.kubernetes.io/not-ready" not in taints, (

@@ -128,7 +128,8 @@ def install_crds(k: Kubectl) -> None:
         proc = k.run("get", "crd", name, "-o", "json")
         if proc.returncode == 0:
             crd = json.loads(proc.stdout)
-            conds = {c["type"]: c for c in crd.get("status", {}).get("conditions", [])}
+            # A CRD just created may carry `"conditions": null` until the API server sets them.
+            conds = {c["type"]: c for c in (crd.get("status") or {}).get("conditions") or []}
             if conds.get("NamesAccepted", {}).get("status") == "False":
                 raise RuntimeError(f"CRD {name} names not accepted: {conds['NamesAccepted']}")
             if conds.get("Established", {}).get("status") == "True":

@@ -192,7 +192,7 @@ def run(aws: Aws, s, foreign: dict[str, str], process: ControllerProcess, joiner
         for cond in ("Launched", "Registered", "Initialized"):
             check(f"{name} {cond}=True", condition(c, cond) == "True", condition(c, cond))
         check(f"{name} is not drifted", condition(c, "Drifted") != "True",
-              str([x for x in c["status"].get("conditions", []) if x["type"] == "Drifted"]))
+              str([x for x in c["status"].get("conditions") or [] if x["type"] == "Drifted"]))
         iid = instance_id(c)
         found = aws.instances(ids=[iid]) if iid.startswith("i-") else []
         if not check(f"{name}'s instance {iid} exists in moto", len(found) == 1):
