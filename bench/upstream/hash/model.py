@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A readable, executable model of upstream's drift hashes, checked against every vector of
 test/testdata/upstream-hashes.json (what bench/upstream/hash's Go program wrote with upstream's own
-Hash()): the reference for Dovetail's C++ port (issue 19). Not used by CI.
+Hash()): the readable form of dovetail/apis/hash/drift_hash.cc. Not used by CI.
 
 The walk (hashstructure v2, FormatV2, with upstream's SlicesAsSets, IgnoreZeroValue, ZeroNil):
 - FNV-1 64 (not 1a) of bytes: a string's bytes; int64/int32 little-endian; a bool as one int8.
