@@ -19,5 +19,6 @@ void RegisterCatalogCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterConvertCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterExplainCommand(CLI::App& app, ExitCode& exit_code);
 void RegisterCostCommand(CLI::App& app, ExitCode& exit_code);
+void RegisterHashCommand(CLI::App& app, ExitCode& exit_code);
 
 }  // namespace dovetail::cli

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   dovetail::cli::RegisterConvertCommand(app, exit_code);
   dovetail::cli::RegisterExplainCommand(app, exit_code);
   dovetail::cli::RegisterCostCommand(app, exit_code);
+  dovetail::cli::RegisterHashCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "dovetail/cloudprovider/aws_catalog.h"
 #include "dovetail/cloudprovider/aws_static_data.h"
@@ -105,6 +106,11 @@ class AwsStackImpl final : public AwsStack {
       log::Info(kAwsLogger, "node bootstrap", {{"source", note}});
     }
     bootstrap_ = *std::move(boot);
+    // The CA bundle upstream mixes into the EC2NodeClass drift hash: CLUSTER_CA_BUNDLE, else the
+    // CA this client trusts (not EKS's), base64.
+    hash_ca_bundle_ = !options_.cluster_ca_bundle.empty()
+                          ? options_.cluster_ca_bundle
+                          : absl::Base64Escape(std::string(kube_ca_pem));
 
     aws::AwsCloudProvider::Options po;
     po.cluster_name = options_.cluster_name;
@@ -154,6 +160,7 @@ class AwsStackImpl final : public AwsStack {
     }
     aws::nodeclass::NodeClassOptions nco;
     nco.cluster_name = options_.cluster_name;
+    nco.hash_ca_bundle = hash_ca_bundle_;
     nco.region = region_;
     nco.cluster_cidr = bootstrap_.service_cidr;
     // Every resolve refreshes AMIs, subnets and security groups together, so at the shortest of
@@ -216,6 +223,7 @@ class AwsStackImpl final : public AwsStack {
   std::unique_ptr<aws::PricingClient> pricing_;
   std::unique_ptr<aws::EksClient> eks_;
   aws::BootstrapConfig bootstrap_;
+  std::string hash_ca_bundle_;  // see Init
   aws::UnavailableOfferings unavailable_;
   std::unique_ptr<aws::AwsCloudProvider> cloud_;
 };

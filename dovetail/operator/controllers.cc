@@ -9,6 +9,7 @@
 #include "dovetail/controllers/nodeclaim/garbage_collection_controller.h"
 #include "dovetail/controllers/nodeclaim/lifecycle_controller.h"
 #include "dovetail/controllers/nodeclaim/pod_events_controller.h"
+#include "dovetail/controllers/nodepool/hash_controller.h"
 #include "dovetail/controllers/provisioning/provisioner.h"
 #include "dovetail/controllers/termination/termination_controller.h"
 #include "dovetail/operator/operator.h"
@@ -26,6 +27,7 @@ bool FeatureGate(const Options& options, const std::string& name) {
 std::vector<std::unique_ptr<controllers::Controller>> BuildControllers(
     const controllers::Dependencies& deps, const Options& options) {
   std::vector<std::unique_ptr<controllers::Controller>> out;
+  out.push_back(std::make_unique<controllers::nodepool::HashController>(deps));
   out.push_back(std::make_unique<controllers::nodeclaim::LifecycleController>(deps));
   out.push_back(std::make_unique<controllers::nodeclaim::GarbageCollectionController>(deps));
   out.push_back(std::make_unique<controllers::nodeclaim::PodEventsController>(deps));

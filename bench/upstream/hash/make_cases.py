@@ -180,6 +180,15 @@ def node_classes() -> list[dict]:
         s["kubelet"] = copy.deepcopy(rng.choice(kubelets))
         s["blockDeviceMappings"] = rng.sample(devices, rng.randint(1, 2))
         add("mix", s, rng.choice([None, "", "Y2E="]))
+    # As the API server stores them: the CRD's metadataOptions defaults filled in (what
+    # `dovetail hash` hashes after applying them).
+    stored = {"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled", "httpPutResponseHopLimit": 1,
+              "httpTokens": "required"}
+    for i, ca in enumerate([None, "", "Y2E=", "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="]):
+        s = base_spec(); s["metadataOptions"] = dict(stored)
+        if i % 2:
+            s["tags"] = {"team": "a"}
+        add(f"stored-{i}", s, ca)
     return out
 
 

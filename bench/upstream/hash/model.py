@@ -118,7 +118,7 @@ def nodeclass(o, ca):
       ("associatePublicIPAddress","AssociatePublicIPAddress",b8,True),("userData","UserData",s,True),("role","Role",s,False),("instanceProfile","InstanceProfile",s,True),
       ("tags","Tags",strmap,False),("kubelet","Kubelet",kubelet,True),("blockDeviceMappings","BlockDeviceMappings",lambda l: setslice([bdm(x) for x in l]),False),
       ("instanceStorePolicy","InstanceStorePolicy",s,True),("networkInterfaces","NetworkInterfaces",lambda l: setslice([ni(x) for x in l]),False),
-      ("detailedMonitoring","DetailedMonitoring",b8,True),("metadataOptions","MetadataOptions",lambda m: gostruct("MetadataOptions",m,[("httpEndpoint","HTTPEndpoint",s,True),("httpPutResponseHopLimit","HTTPPutResponseHopLimit",i64,True),("httpTokens","HTTPTokens",s,True)]),True),
+      ("detailedMonitoring","DetailedMonitoring",b8,True),("metadataOptions","MetadataOptions",lambda m: gostruct("MetadataOptions",m,[("httpEndpoint","HTTPEndpoint",s,True),("httpProtocolIPv6","HTTPProtocolIPv6",s,True),("httpPutResponseHopLimit","HTTPPutResponseHopLimit",i64,True),("httpTokens","HTTPTokens",s,True)]),True),
       ("connectionTracking","ConnectionTracking",lambda c: gostruct("ConnectionTracking",c,[("tcpEstablishedTimeout","TCPEstablishedTimeout",i32,True),("udpStreamTimeout","UDPStreamTimeout",i32,True),("udpTimeout","UDPTimeout",i32,True)]),True),
       ("context","Context",s,True),("cpuOptions","CPUOptions",lambda c: gostruct("CPUOptions",c,[("nestedVirtualization","NestedVirtualization",s,True)]),True)])
     fam = sp.get("amiFamily")

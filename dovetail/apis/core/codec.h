@@ -108,6 +108,9 @@ class FieldCodec {
   static FieldCodec ForEncode() { return FieldCodec(nullptr); }
 
   bool decoding() const { return decode_options_ != nullptr; }
+  // Decoding: the JSON object of the struct being described (for values derived from the whole
+  // object, such as NodePool::template_hash); null when encoding.
+  const nlohmann::json* input() const { return frames_.empty() ? nullptr : frames_.back().in; }
   const absl::Status& status() const { return status_; }
 
   // Describes one field. See the file comment for the conventions.

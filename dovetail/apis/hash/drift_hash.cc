@@ -1,5 +1,6 @@
 #include "dovetail/apis/hash/drift_hash.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <optional>
@@ -123,6 +124,7 @@ constexpr FieldDesc kNetworkInterfaceFields[] = {
 constexpr TypeDesc kNetworkInterface{"NetworkInterface", kNetworkInterfaceFields};
 constexpr FieldDesc kMetadataOptionsFields[] = {
     {"httpEndpoint", "HTTPEndpoint", Kind::kString, true},
+    {"httpProtocolIPv6", "HTTPProtocolIPv6", Kind::kString, true},
     {"httpPutResponseHopLimit", "HTTPPutResponseHopLimit", Kind::kInt64, true},
     {"httpTokens", "HTTPTokens", Kind::kString, true}};
 constexpr TypeDesc kMetadataOptions{"MetadataOptions", kMetadataOptionsFields};
@@ -357,6 +359,29 @@ absl::StatusOr<std::string> EC2NodeClassHash(const nlohmann::json& node_class,
   ASSIGN_OR_RETURN(const std::string family, AmiFamily(*spec));
   // []any{spec, family, caBundle} hashed as a set.
   return Cat(*h ^ Str(family) ^ Str(ca_bundle));
+}
+
+std::vector<std::string> PresentEmpty(const json& object, std::span<const Collection> collections) {
+  std::vector<std::string> out;
+  for (const Collection& c : collections) {
+    const json::json_pointer at{std::string(c.pointer)};
+    if (!object.contains(at)) continue;
+    const json& value = object.at(at);
+    if ((value.is_object() || value.is_array()) && value.empty()) out.emplace_back(c.pointer);
+  }
+  return out;
+}
+
+void RestorePresentEmpty(json& object, std::span<const Collection> collections,
+                         const std::vector<std::string>& present_empty) {
+  for (const Collection& c : collections) {
+    if (std::find(present_empty.begin(), present_empty.end(), c.pointer) == present_empty.end()) {
+      continue;
+    }
+    const json::json_pointer at{std::string(c.pointer)};
+    if (object.contains(at)) continue;
+    object[at] = c.list ? json::array() : json::object();
+  }
 }
 
 }  // namespace dovetail::apis::hash

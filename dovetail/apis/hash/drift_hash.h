@@ -9,14 +9,16 @@
 // Presence matters: `labels: {}` and `taints: []` hash differently from absent ones, which is why
 // these take JSON rather than Dovetail's typed objects.
 //
-// Checked against upstream's own Hash() on 123 objects (test/testdata/upstream-hashes.json,
+// Checked against upstream's own Hash() on 127 objects (test/testdata/upstream-hashes.json,
 // written by bench/upstream/hash). Objects are hashed as given: CRD defaults (expireAfter: 720h)
 // are the API server's to apply first. Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
@@ -38,5 +40,39 @@ absl::StatusOr<std::string> NodePoolHash(const nlohmann::json& node_pool);
 // family, else Custom). InvalidArgument as NodePoolHash.
 absl::StatusOr<std::string> EC2NodeClassHash(const nlohmann::json& node_class,
                                              std::string_view ca_bundle);
+
+// ---- present but empty --------------------------------------------------------------------------
+// Typed objects (apis::v1::NodePool, apis::aws::v1::EC2NodeClass) cannot tell `labels: {}` from
+// an absent `labels`; upstream's hash can. Their decoders record which hashed collections were
+// present but empty (PresentEmpty) and put them back before hashing their encoding
+// (RestorePresentEmpty).
+
+struct Collection {
+  std::string_view pointer;  // JSON pointer from the object's root
+  bool list;                 // [] rather than {}
+};
+inline constexpr Collection kNodePoolCollections[] = {
+    {"/spec/template/metadata/labels", false},
+    {"/spec/template/metadata/annotations", false},
+    {"/spec/template/spec/taints", true},
+    {"/spec/template/spec/startupTaints", true}};
+inline constexpr Collection kEC2NodeClassCollections[] = {
+    {"/spec/tags", false},
+    {"/spec/blockDeviceMappings", true},
+    {"/spec/networkInterfaces", true},
+    {"/spec/kubelet/clusterDNS", true},
+    {"/spec/kubelet/systemReserved", false},
+    {"/spec/kubelet/kubeReserved", false},
+    {"/spec/kubelet/evictionHard", false},
+    {"/spec/kubelet/evictionSoft", false},
+    {"/spec/kubelet/evictionSoftGracePeriod", false}};
+
+// The pointers of `collections` that `object` holds as an empty object or list.
+std::vector<std::string> PresentEmpty(const nlohmann::json& object,
+                                      std::span<const Collection> collections);
+// Puts back each pointer of `present_empty` (one of `collections`) that `object` lacks, as an
+// empty object or list; one that is no longer empty is left as it is.
+void RestorePresentEmpty(nlohmann::json& object, std::span<const Collection> collections,
+                         const std::vector<std::string>& present_empty);
 
 }  // namespace dovetail::apis::hash

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "dovetail/apis/hash/drift_hash.h"
+
 namespace dovetail::apis::v1 {
 namespace {
 constexpr std::string_view kConsolidationPolicyNames[] = {"WhenEmptyOrUnderutilized", "WhenEmpty",
@@ -93,6 +95,15 @@ void DescribeFields(core::FieldCodec& c, NodePool& v) {
   c.Field("spec", v.spec, {.emit_empty = true});
   c.Field("status", v.status);
   c.UnknownFields(v.unknown_fields);
+  if (c.decoding() && c.input() != nullptr) {
+    v.template_empty_fields = hash::PresentEmpty(*c.input(), hash::kNodePoolCollections);
+  }
+}
+
+absl::StatusOr<std::string> TemplateHash(const NodePool& pool) {
+  nlohmann::json json = core::EncodeJson(pool);
+  hash::RestorePresentEmpty(json, hash::kNodePoolCollections, pool.template_empty_fields);
+  return hash::NodePoolHash(json);
 }
 
 }  // namespace dovetail::apis::v1

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "dovetail/apis/core/codec.h"
 #include "dovetail/apis/core/meta.h"
 #include "dovetail/apis/v1/nodeclaim.h"
@@ -96,7 +97,16 @@ struct NodePool {
   NodePoolSpec spec;
   NodePoolStatus status;
   nlohmann::json unknown_fields = nlohmann::json::object();
+  // Not part of the API: the hashed collections the decoded JSON held present but empty, which
+  // upstream's drift hash tells from absent ones and typed fields cannot (hash::PresentEmpty of
+  // hash::kNodePoolCollections).
+  std::vector<std::string> template_empty_fields;
 };
+
+// Upstream's drift hash (karpenter.sh/nodepool-hash, version v3) of the pool as it is now, with
+// the present-but-empty fields its JSON had (template_empty_fields). Errors: InvalidArgument when
+// a hashed field does not hash (an unparsable expireAfter or terminationGracePeriod).
+absl::StatusOr<std::string> TemplateHash(const NodePool& pool);
 
 // Fills the CRD defaults listed in the file comment; leaves set fields alone. Idempotent.
 void ApplyDefaults(NodePool& pool);

@@ -1,5 +1,6 @@
 #include "dovetail/apis/v1/nodepool.h"
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -267,6 +268,31 @@ TEST(NodePoolTest, DecodeErrorsCanBeLocatedInTheManifest) {
   const std::string path = message.substr(0, message.find(':'));
   EXPECT_EQ(path, "spec.template.spec.requirements[2].operator");
   EXPECT_EQ(manifests[0].PositionOf(path).line, 46);
+}
+
+}  // namespace
+}  // namespace dovetail::apis::v1
+
+namespace dovetail::apis::v1 {
+namespace {
+
+// Upstream's NodePool hash through the typed object (decode, then TemplateHash) equals upstream's
+// own Hash() on every vector of test/testdata/upstream-hashes.json, the present-but-empty
+// collections included.
+TEST(NodePoolTemplateHashTest, EveryUpstreamVectorThroughTheTypedObject) {
+  std::ifstream in(std::string(DOVETAIL_TESTDATA_DIR) + "/upstream-hashes.json");
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  int checked = 0;
+  for (const nlohmann::json& v : doc.at("vectors")) {
+    if (v.at("kind") != "NodePool") continue;
+    NodePool pool;
+    ASSERT_TRUE(core::DecodeJson(v.at("object"), pool).ok()) << v.at("name");
+    absl::StatusOr<std::string> hash = TemplateHash(pool);
+    ASSERT_TRUE(hash.ok()) << v.at("name") << ": " << hash.status();
+    EXPECT_EQ(*hash, v.at("hash").get<std::string>()) << v.at("name");
+    ++checked;
+  }
+  EXPECT_GE(checked, 60);
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/duration.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
-#include "dovetail/controllers/provisioning/node_claim_builder.h"
 #include "dovetail/scheduling/requirements.h"
 
 namespace dovetail::controllers::nodeclaim {
@@ -70,28 +69,15 @@ absl::StatusOr<ConsolidatableVerdict> EvaluateConsolidatable(const v1::NodeClaim
 }
 
 NodePoolHashStamp HashStampOf(const v1::NodePool& node_pool) {
-  NodePoolHashStamp stamp{.hash = provisioning::NodePoolHash(node_pool),
-                          .version = std::string(v1::kNodePoolHashVersion)};
-  if (const std::string* version =
-          Find(node_pool.metadata.annotations, v1::kNodePoolHashVersionAnnotationKey);
-      version != nullptr) {
+  NodePoolHashStamp stamp;
+  const core::StringMap& annotations = node_pool.metadata.annotations;
+  if (const std::string* hash = Find(annotations, v1::kNodePoolHashAnnotationKey)) {
+    stamp.hash = *hash;
+  }
+  if (const std::string* version = Find(annotations, v1::kNodePoolHashVersionAnnotationKey)) {
     stamp.version = *version;
   }
   return stamp;
-}
-
-bool RestampNodePoolHash(v1::NodeClaim& node_claim, const NodePoolHashStamp& stamp) {
-  core::StringMap& annotations = node_claim.metadata.annotations;
-  const std::string* version = Find(annotations, v1::kNodePoolHashVersionAnnotationKey);
-  if (version != nullptr && *version == v1::kNodePoolHashVersion) return false;
-  const core::Condition* drifted =
-      v1::FindCondition(node_claim.status.conditions, kConditionDrifted);
-  const bool keep_hash = drifted != nullptr && drifted->status == core::ConditionStatus::kTrue &&
-                         Find(annotations, v1::kNodePoolHashAnnotationKey) != nullptr;
-  if (!keep_hash) annotations[std::string(v1::kNodePoolHashAnnotationKey)] = stamp.hash;
-  annotations[std::string(v1::kNodePoolHashVersionAnnotationKey)] =
-      std::string(v1::kNodePoolHashVersion);
-  return true;
 }
 
 std::string_view StaticDrift(const v1::NodeClaim& node_claim, const NodePoolHashStamp& stamp) {

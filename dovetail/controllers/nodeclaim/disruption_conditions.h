@@ -71,22 +71,14 @@ absl::StatusOr<ConsolidatableVerdict> EvaluateConsolidatable(const apis::v1::Nod
 
 // ---- Drifted ------------------------------------------------------------------------------------
 
-// The pool's side of the static drift check: its karpenter.sh/nodepool-hash as NodeClaims are
-// stamped with it (provisioning::NodePoolHash) and its hash version (the pool's
-// karpenter.sh/nodepool-hash-version annotation when it carries one, else the current
-// kNodePoolHashVersion, which is what Dovetail stamps).
+// The pool's side of the static drift check: its karpenter.sh/nodepool-hash and
+// karpenter.sh/nodepool-hash-version annotations, as the NodePool hash controller
+// (controllers/nodepool/hash_controller.h, or upstream's) stamps them; empty when absent.
 struct NodePoolHashStamp {
   std::string hash;
   std::string version;
 };
 NodePoolHashStamp HashStampOf(const apis::v1::NodePool& node_pool);
-
-// Hash-version migration: when the claim's hash version differs from the current
-// kNodePoolHashVersion, stamps the claim with the current version and `stamp.hash` instead of
-// drifting it. A claim that is already Drifted=True keeps its old hash (it stays drifted: with a
-// different hash algorithm its drift cannot be decided again). Returns whether the annotations
-// changed.
-bool RestampNodePoolHash(apis::v1::NodeClaim& node_claim, const NodePoolHashStamp& stamp);
 
 // kReasonNodePoolDrifted when the pool and the claim both carry a hash and a hash version, the
 // versions are equal and the hashes differ; else "".

@@ -181,7 +181,6 @@ absl::StatusOr<kube::ReconcileResult> DisruptionConditionsController::Reconcile(
   v1::NodeClaim desired = current;
   kube::ReconcileResult result;
   const NodePoolHashStamp stamp = HashStampOf(pool);
-  RestampNodePoolHash(desired, stamp);
 
   absl::StatusOr<ConsolidatableVerdict> consolidatable = EvaluateConsolidatable(desired, pool, now);
   if (!consolidatable.ok()) {
@@ -205,20 +204,7 @@ absl::StatusOr<kube::ReconcileResult> DisruptionConditionsController::Reconcile(
     result.requeue_after = SoonerRequeue(result.requeue_after, options_.drift_recheck);
   }
 
-  std::string resource_version = current.metadata.resource_version;
-  if (desired.metadata.annotations != current.metadata.annotations) {
-    nlohmann::json annotations = nlohmann::json::object();
-    for (std::string_view key :
-         {v1::kNodePoolHashAnnotationKey, v1::kNodePoolHashVersionAnnotationKey}) {
-      auto it = desired.metadata.annotations.find(key);
-      if (it != desired.metadata.annotations.end()) annotations[std::string(key)] = it->second;
-    }
-    const nlohmann::json patch = {
-        {"metadata", {{"resourceVersion", resource_version}, {"annotations", annotations}}}};
-    ASSIGN_OR_RETURN(const v1::NodeClaim patched,
-                     claims.Patch("", name, kube::PatchType::kMerge, patch.dump()));
-    resource_version = patched.metadata.resource_version;
-  }
+  const std::string& resource_version = current.metadata.resource_version;
   if (desired.status.conditions != current.status.conditions) {
     const nlohmann::json status = core::EncodeJson(desired.status);
     const nlohmann::json patch = {{"metadata", {{"resourceVersion", resource_version}}},

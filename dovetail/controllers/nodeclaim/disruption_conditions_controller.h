@@ -7,16 +7,14 @@
 // spec, labels or annotations (every NodeClaim of the pool). The NodePools come from this
 // controller's own NodePool informer, with the CRD defaults applied. Each reconcile reads the
 // NodeClaim from the API server and:
-//   1. re-stamps karpenter.sh/nodepool-hash(-version) when the claim's hash version is not the
-//      current one (hash-version migration instead of drift);
-//   2. Consolidatable: True once consolidateAfter has passed since the last pod event (or since
+//   1. Consolidatable: True once consolidateAfter has passed since the last pod event (or since
 //      Initialized), removed before that, when consolidateAfter is Never or the claim is not
 //      Initialized; requeued for the instant it becomes consolidatable;
-//   3. Drifted, for launched claims (removed otherwise), first hit wins: NodePoolDrifted,
+//   2. Drifted, for launched claims (removed otherwise), first hit wins: NodePoolDrifted,
 //      RequirementsDrifted, InstanceTypeNotFound (claims older than 1 h; a check that finds the
 //      type is remembered by UID for 30 min), then CloudProvider::IsDrifted; removed when none
 //      hits; looked at again every `drift_recheck`;
-// then writes annotations and status with merge patches carrying the resourceVersion it read (a
+// then writes the status with merge patches carrying the resourceVersion it read (a
 // conflict retries the reconcile). Unparseable NodePool fields are logged and that check skipped.
 // Thread-safety: see controllers/controller.h; informer handlers only enqueue.
 #pragma once

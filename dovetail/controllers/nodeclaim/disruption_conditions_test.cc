@@ -172,16 +172,32 @@ TEST(ApplyConsolidatableTest, SetsTrueThenRemoves) {
 
 // ---- static drift and hash versions -------------------------------------------------------------
 
+// The pool's stamp once the NodePool hash controller has stamped it (annotations it already
+// carries are kept).
+NodePoolHashStamp StampOf(v1::NodePool pool) {
+  pool.metadata.annotations.try_emplace("karpenter.sh/nodepool-hash",
+                                        provisioning::NodePoolHash(pool));
+  pool.metadata.annotations.try_emplace("karpenter.sh/nodepool-hash-version", "v3");
+  return HashStampOf(pool);
+}
+
+TEST(StaticDriftTest, UnstampedPoolDecidesNothing) {
+  v1::NodePool changed = Pool();
+  changed.spec.template_.metadata.labels["team"] = "b";
+  EXPECT_EQ(HashStampOf(changed).hash, "");
+  EXPECT_EQ(StaticDrift(Claim(), HashStampOf(changed)), "");
+}
+
 TEST(StaticDriftTest, NotDriftedWhileTheTemplateIsUnchanged) {
   const v1::NodePool pool = Pool();
-  EXPECT_EQ(StaticDrift(Claim(pool), HashStampOf(pool)), "");
+  EXPECT_EQ(StaticDrift(Claim(pool), StampOf(pool)), "");
 }
 
 TEST(StaticDriftTest, TemplateLabelChangeDrifts) {
   const v1::NodeClaim claim = Claim(Pool());
   v1::NodePool changed = Pool();
   changed.spec.template_.metadata.labels["team"] = "b";
-  EXPECT_EQ(StaticDrift(claim, HashStampOf(changed)), kReasonNodePoolDrifted);
+  EXPECT_EQ(StaticDrift(claim, StampOf(changed)), kReasonNodePoolDrifted);
 }
 
 TEST(StaticDriftTest, BehaviouralFieldsAndRequirementsDoNotDrift) {
@@ -190,7 +206,7 @@ TEST(StaticDriftTest, BehaviouralFieldsAndRequirementsDoNotDrift) {
   changed.spec.weight = 50;
   changed.spec.disruption->consolidate_after = "1h";
   changed.spec.template_.spec.requirements.pop_back();
-  EXPECT_EQ(StaticDrift(claim, HashStampOf(changed)), "");
+  EXPECT_EQ(StaticDrift(claim, StampOf(changed)), "");
 }
 
 TEST(StaticDriftTest, NeedsBothAnnotationsAndEqualVersions) {
@@ -198,56 +214,21 @@ TEST(StaticDriftTest, NeedsBothAnnotationsAndEqualVersions) {
   changed.spec.template_.metadata.labels["team"] = "b";
   v1::NodeClaim no_hash = Claim();
   no_hash.metadata.annotations.erase("karpenter.sh/nodepool-hash");
-  EXPECT_EQ(StaticDrift(no_hash, HashStampOf(changed)), "");
+  EXPECT_EQ(StaticDrift(no_hash, StampOf(changed)), "");
   v1::NodeClaim no_version = Claim();
   no_version.metadata.annotations.erase("karpenter.sh/nodepool-hash-version");
-  EXPECT_EQ(StaticDrift(no_version, HashStampOf(changed)), "");
+  EXPECT_EQ(StaticDrift(no_version, StampOf(changed)), "");
   v1::NodeClaim old_version = Claim();
   old_version.metadata.annotations["karpenter.sh/nodepool-hash-version"] = "v2";
-  EXPECT_EQ(StaticDrift(old_version, HashStampOf(changed)), "");
+  EXPECT_EQ(StaticDrift(old_version, StampOf(changed)), "");
 }
 
 TEST(StaticDriftTest, PoolHashVersionAnnotationIsCompared) {
   v1::NodePool pool = Pool();
   pool.spec.template_.metadata.labels["team"] = "b";
   pool.metadata.annotations["karpenter.sh/nodepool-hash-version"] = "v4";
-  EXPECT_EQ(HashStampOf(pool).version, "v4");
-  EXPECT_EQ(StaticDrift(Claim(), HashStampOf(pool)), "");
-}
-
-TEST(RestampTest, OldHashVersionIsRestampedInsteadOfDrifting) {
-  v1::NodePool changed = Pool();
-  changed.spec.template_.metadata.labels["team"] = "b";
-  v1::NodeClaim claim = Claim();
-  claim.metadata.annotations["karpenter.sh/nodepool-hash-version"] = "v2";
-  claim.metadata.annotations["karpenter.sh/nodepool-hash"] = "old-algorithm";
-  const NodePoolHashStamp stamp = HashStampOf(changed);
-  EXPECT_TRUE(RestampNodePoolHash(claim, stamp));
-  EXPECT_EQ(claim.metadata.annotations["karpenter.sh/nodepool-hash"], stamp.hash);
-  EXPECT_EQ(claim.metadata.annotations["karpenter.sh/nodepool-hash-version"],
-            v1::kNodePoolHashVersion);
-  EXPECT_EQ(StaticDrift(claim, stamp), "");
-  EXPECT_FALSE(RestampNodePoolHash(claim, stamp));
-}
-
-TEST(RestampTest, MissingVersionIsRestamped) {
-  v1::NodeClaim claim = Claim();
-  claim.metadata.annotations.clear();
-  EXPECT_TRUE(RestampNodePoolHash(claim, HashStampOf(Pool())));
-  EXPECT_EQ(claim.metadata.annotations["karpenter.sh/nodepool-hash"],
-            provisioning::NodePoolHash(Pool()));
-}
-
-TEST(RestampTest, AlreadyDriftedClaimKeepsItsHashAndStaysDrifted) {
-  v1::NodePool pool = Pool();
-  v1::NodeClaim claim = Claim();
-  claim.metadata.annotations["karpenter.sh/nodepool-hash-version"] = "v2";
-  claim.metadata.annotations["karpenter.sh/nodepool-hash"] = "old-algorithm";
-  SetCondition(claim, kConditionDrifted, ConditionStatus::kTrue, kT0);
-  const NodePoolHashStamp stamp = HashStampOf(pool);
-  EXPECT_TRUE(RestampNodePoolHash(claim, stamp));
-  EXPECT_EQ(claim.metadata.annotations["karpenter.sh/nodepool-hash"], "old-algorithm");
-  EXPECT_EQ(StaticDrift(claim, stamp), kReasonNodePoolDrifted);
+  EXPECT_EQ(StampOf(pool).version, "v4");
+  EXPECT_EQ(StaticDrift(Claim(), StampOf(pool)), "");
 }
 
 // ---- requirements drift -------------------------------------------------------------------------

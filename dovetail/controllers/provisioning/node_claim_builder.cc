@@ -34,26 +34,6 @@ core::StringMap TemplateLabels(const v1::NodePool& pool) {
   return labels;
 }
 
-nlohmann::json TaintSet(const std::vector<core::Taint>& taints) {
-  std::vector<std::string> items;
-  items.reserve(taints.size());
-  for (const core::Taint& t : taints) {
-    items.push_back(core::EncodeJson(t).dump());
-  }
-  std::sort(items.begin(), items.end());
-  items.erase(std::unique(items.begin(), items.end()), items.end());
-  return items;
-}
-
-uint64_t Fnv1a64(std::string_view bytes) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 }  // namespace
 
 std::string NodeClassLabelKey(const v1::NodePool& pool) {
@@ -82,22 +62,8 @@ std::unique_ptr<core::Pod> DaemonSetPod(const core::DaemonSet& ds) {
 }
 
 std::string NodePoolHash(const v1::NodePool& pool) {
-  auto it = pool.metadata.annotations.find(std::string(v1::kNodePoolHashAnnotationKey));
-  if (it != pool.metadata.annotations.end() && !it->second.empty()) return it->second;
-  const v1::NodeClaimTemplate& t = pool.spec.template_;
-  // Zero values are left out (upstream hashes with IgnoreZeroValue and ZeroNil).
-  nlohmann::json j = nlohmann::json::object();
-  if (!t.metadata.labels.empty()) j["labels"] = t.metadata.labels;
-  if (!t.metadata.annotations.empty()) j["annotations"] = t.metadata.annotations;
-  if (!t.spec.taints.empty()) j["taints"] = TaintSet(t.spec.taints);
-  if (!t.spec.startup_taints.empty()) j["startupTaints"] = TaintSet(t.spec.startup_taints);
-  if (t.spec.node_class_ref.has_value())
-    j["nodeClassRef"] = core::EncodeJson(*t.spec.node_class_ref);
-  j["expireAfter"] = t.spec.expire_after.value_or(std::string(v1::kDefaultExpireAfter));
-  if (t.spec.termination_grace_period.has_value()) {
-    j["terminationGracePeriod"] = *t.spec.termination_grace_period;
-  }
-  return std::to_string(Fnv1a64(j.dump()));
+  absl::StatusOr<std::string> hash = v1::TemplateHash(pool);
+  return hash.ok() ? *std::move(hash) : "";
 }
 
 absl::StatusOr<solver::PoolTemplate> BuildPoolTemplate(

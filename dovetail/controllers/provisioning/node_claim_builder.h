@@ -35,12 +35,10 @@ namespace dovetail::controllers::provisioning {
 // "" when the pool has none.
 std::string NodeClassLabelKey(const apis::v1::NodePool& node_pool);
 
-// The karpenter.sh/nodepool-hash value: the pool's own annotation when the NodePool carries one
-// (upstream's nodepool.hash controller stamps it), else Dovetail's hash of the template without
-// its requirements (labels, annotations, taints and startup taints as sets, nodeClassRef,
-// expireAfter, terminationGracePeriod): FNV-1a 64 of a canonical JSON rendering, in decimal. It
-// changes exactly when upstream's would, but its value differs from upstream's hashstructure v2
-// (docs/provisioning.md).
+// The karpenter.sh/nodepool-hash a NodeClaim launched from the pool carries: upstream's drift hash
+// (version v3) of its template (apis::v1::TemplateHash), or "" when it does not hash. As
+// upstream, computed at launch rather than read from the pool's annotation, which may lag a spec
+// change.
 std::string NodePoolHash(const apis::v1::NodePool& node_pool);
 
 // Errors: InvalidArgument when the pool's requirements do not parse.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "dovetail/apis/core/codec.h"
+#include "dovetail/apis/hash/drift_hash.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
 #include "dovetail/solver/solver.h"
@@ -226,10 +227,34 @@ TEST(NodePoolHashTest, ChangesWithTheTemplateButNotWithRequirementsOrBehaviour) 
   other.spec.template_.spec.node_class_ref->name = "other";
   EXPECT_NE(NodePoolHash(other), hash);
 
-  // The pool's own annotation (upstream's nodepool.hash controller) wins.
+  // Computed, not read from the pool's annotation (which may lag a spec change).
   other = pool;
   other.metadata.annotations["karpenter.sh/nodepool-hash"] = "12345";
-  EXPECT_EQ(NodePoolHash(other), "12345");
+  EXPECT_EQ(NodePoolHash(other), hash);
+}
+
+TEST(NodePoolHashTest, DecodedPoolKeepsWhatTheTypedFieldsLose) {
+  // Upstream hashes a present but empty `labels` differently from an absent one; the typed
+  // object cannot tell them apart, the hash taken at decoding can.
+  const nlohmann::json manifest = nlohmann::json::parse(R"({
+      "apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "p"},
+      "spec": {"template": {"metadata": {"labels": {}}, "spec": {
+        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+        "requirements": [], "expireAfter": "720h"}}}})");
+  v1::NodePool decoded;
+  ASSERT_TRUE(core::DecodeJson(manifest, decoded).ok());
+  EXPECT_EQ(NodePoolHash(decoded), *apis::hash::NodePoolHash(manifest));
+  v1::NodePool built = decoded;
+  built.template_empty_fields.clear();
+  EXPECT_NE(NodePoolHash(built), NodePoolHash(decoded));
+  nlohmann::json without = manifest;
+  without["spec"]["template"].erase("metadata");
+  EXPECT_EQ(NodePoolHash(built), *apis::hash::NodePoolHash(without));
+  v1::NodePool labelled = decoded;  // no longer empty: hashed as it is now
+  labelled.spec.template_.metadata.labels["team"] = "a";
+  nlohmann::json with = manifest;
+  with["spec"]["template"]["metadata"]["labels"]["team"] = "a";
+  EXPECT_EQ(NodePoolHash(labelled), *apis::hash::NodePoolHash(with));
 }
 
 TEST(BuildPoolTemplateTest, RequirementsIncludeLabelsAndRejectBadOnes) {

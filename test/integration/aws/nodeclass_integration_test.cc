@@ -23,6 +23,7 @@
 #include "absl/time/clock.h"
 #include "dovetail/apis/aws/v1/ec2nodeclass.h"
 #include "dovetail/apis/core/codec.h"
+#include "dovetail/apis/hash/drift_hash.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/kube/client.h"
@@ -33,7 +34,6 @@
 #include "dovetail/providers/aws/ec2_client.h"
 #include "dovetail/providers/aws/iam_client.h"
 #include "dovetail/providers/aws/nodeclass/conditions.h"
-#include "dovetail/providers/aws/nodeclass/hash.h"
 #include "dovetail/providers/aws/nodeclass/launch_templates.h"
 #include "dovetail/providers/aws/nodeclass/nodeclass_controller.h"
 #include "dovetail/providers/aws/ssm_client.h"
@@ -422,9 +422,9 @@ TEST_F(NodeClassIntegrationTest, ResolvesStatusManagesTheInstanceProfileAndClean
                       apis::v1::kAwsTerminationFinalizer),
             c.metadata.finalizers.end());
   EXPECT_EQ(c.metadata.annotations[std::string(apis::v1::kEC2NodeClassHashAnnotationKey)],
-            NodeClassHash(c.spec));
+            *apis::aws::v1::DriftHash(c, ""));
   EXPECT_EQ(c.metadata.annotations[std::string(apis::v1::kEC2NodeClassHashVersionAnnotationKey)],
-            kNodeClassHashVersion);
+            "v5");
 
   // The managed profile: upstream's name, path with the class UID, the role.
   const std::string profile = c.status.instance_profile;
@@ -591,6 +591,74 @@ TEST_F(NodeClassIntegrationTest, DeletionWaitsForNodeClaimsOfTheClass) {
   ASSERT_TRUE(client_->Delete(kube::resources::kNodeClaims, "", claim).ok());
   EXPECT_TRUE(WaitGone(name));
   EXPECT_EQ(iam_->GetInstanceProfile(profile).status().code(), absl::StatusCode::kNotFound);
+}
+
+// NodeClaims stamped under another hash version (Dovetail's own dovetail-v1, an older upstream's
+// v4) are re-stamped with the class's v5 hash rather than drifted; a Drifted one keeps its hash.
+TEST_F(NodeClassIntegrationTest, EarlierHashVersionsAreRestamped) {
+  const std::string name = CreateNodeClass(kCluster);
+  ASSERT_TRUE(WaitForCondition(name, kConditionReady, core::ConditionStatus::kTrue));
+  auto claim_body = [&](const std::string& claim, const std::string& version) {
+    return nlohmann::json{
+        {"apiVersion", "karpenter.sh/v1"},
+        {"kind", "NodeClaim"},
+        {"metadata",
+         {{"name", claim},
+          {"annotations",
+           {{"karpenter.k8s.aws/ec2nodeclass-hash", "12345"},
+            {"karpenter.k8s.aws/ec2nodeclass-hash-version", version}}}}},
+        {"spec",
+         {{"requirements",
+           {{{"key", "kubernetes.io/arch"}, {"operator", "In"}, {"values", {"amd64"}}}}},
+          {"nodeClassRef",
+           {{"group", "karpenter.k8s.aws"}, {"kind", "EC2NodeClass"}, {"name", name}}}}}};
+  };
+  const std::string own = UniqueName("nc-it-own"), older = UniqueName("nc-it-v4"),
+                    drifted = UniqueName("nc-it-drifted");
+  for (const auto& [claim, version] :
+       {std::pair{own, "dovetail-v1"}, std::pair{older, "v4"}, std::pair{drifted, "v4"}}) {
+    ASSERT_TRUE(
+        client_->Create(kube::resources::kNodeClaims, "", claim_body(claim, version).dump()).ok());
+    claims_.push_back(claim);
+  }
+  const nlohmann::json status = {{"status",
+                                  {{"conditions",
+                                    {{{"type", "Drifted"},
+                                      {"status", "True"},
+                                      {"reason", "NodeClassDrift"},
+                                      {"message", ""},
+                                      {"lastTransitionTime", "2026-01-01T00:00:00Z"}}}}}}};
+  ASSERT_TRUE(client_
+                  ->Patch(kube::resources::kNodeClaims, "", drifted, kube::PatchType::kMerge,
+                          status.dump(), {}, "status")
+                  .ok());
+  ASSERT_TRUE(WaitFor([&] {
+    auto c = informers_->node_claims().store().Get(drifted);
+    return c != nullptr && !c->status.conditions.empty();
+  }));
+  // Any reconcile of the class re-stamps (an annotation change triggers one).
+  ASSERT_TRUE(client_
+                  ->Patch(kube::resources::kEC2NodeClasses, "", name, kube::PatchType::kMerge,
+                          R"({"metadata":{"annotations":{"example.com/touch":"1"}}})")
+                  .ok());
+  auto annotations = [&](const std::string& claim) {
+    kube::TypedClient<apis::v1::NodeClaim> claims(*client_, kube::resources::kNodeClaims);
+    auto got = claims.Get("", claim);
+    return got.ok() ? got->metadata.annotations : core::StringMap{};
+  };
+  std::string class_hash;
+  ASSERT_TRUE(WaitFor([&] {
+    std::optional<apis::aws::v1::EC2NodeClass> c = Get(name);
+    if (!c.has_value()) return false;
+    const std::string want = *apis::aws::v1::DriftHash(*c, "");
+    class_hash = c->metadata.annotations["karpenter.k8s.aws/ec2nodeclass-hash"];
+    return class_hash == want && annotations(own)["karpenter.k8s.aws/ec2nodeclass-hash"] == want &&
+           annotations(older)["karpenter.k8s.aws/ec2nodeclass-hash"] == want;
+  }));
+  for (const std::string& claim : {own, older, drifted}) {
+    EXPECT_EQ(annotations(claim)["karpenter.k8s.aws/ec2nodeclass-hash-version"], "v5") << claim;
+  }
+  EXPECT_EQ(annotations(drifted)["karpenter.k8s.aws/ec2nodeclass-hash"], "12345");
 }
 
 // Launch templates created as the AwsCloudProvider creates them (launch_template.h): the one the

@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "dovetail/apis/core/codec.h"
+#include "dovetail/apis/hash/drift_hash.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/apis/v1/nodeclaim.h"
 #include "dovetail/apis/v1/nodepool.h"
@@ -33,6 +34,7 @@
 #include "dovetail/controllers/nodeclaim/disruption_conditions_controller.h"
 #include "dovetail/controllers/nodeclaim/expiration_controller.h"
 #include "dovetail/controllers/nodeclaim/pod_events_controller.h"
+#include "dovetail/controllers/nodepool/hash_controller.h"
 #include "dovetail/controllers/provisioning/node_claim_builder.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/errors.h"
@@ -109,22 +111,30 @@ class NodeClaimDisruptionIntegrationTest : public ::testing::Test {
     auto created = client_->Create(kube::resources::kNodePools, "", NodePoolJson(pool_).dump());
     ASSERT_TRUE(created.ok()) << created.status();
 
+    hash_ = std::make_unique<nodepool::HashController>(*deps_);
     conditions_ = std::make_unique<DisruptionConditionsController>(*deps_);
     expiration_ = std::make_unique<ExpirationController>(*deps_);
     pod_events_ = std::make_unique<PodEventsController>(*deps_);
     informers_->Start();
     ASSERT_TRUE(informers_->WaitForSync(absl::Now() + absl::Seconds(60)));
+    hash_->Start();
     conditions_->Start();
     expiration_->Start();
     pod_events_->Start();
     ASSERT_TRUE(conditions_->node_pools().WaitForSync(absl::Now() + absl::Seconds(60)));
+    // The NodePool hash controller stamps the pool (static drift compares against the stamp).
+    ASSERT_TRUE(WaitFor([&] {
+      return GetPool().metadata.annotations.contains(v1::kNodePoolHashVersionAnnotationKey);
+    }));
   }
 
   void TearDown() override {
+    if (hash_ != nullptr) hash_->Stop();
     if (conditions_ != nullptr) conditions_->Stop();
     if (expiration_ != nullptr) expiration_->Stop();
     if (pod_events_ != nullptr) pod_events_->Stop();
     if (informers_ != nullptr) informers_->Stop();
+    hash_.reset();
     conditions_.reset();
     expiration_.reset();
     pod_events_.reset();
@@ -138,6 +148,9 @@ class NodeClaimDisruptionIntegrationTest : public ::testing::Test {
       (void)client_->Delete(kube::resources::kNodeClaims, "", name);
     }
     (void)client_->Delete(kube::resources::kNodePools, "", pool_);
+    for (const std::string& name : extra_pools_) {
+      (void)client_->Delete(kube::resources::kNodePools, "", name);
+    }
   }
 
   v1::NodePool GetPool() {
@@ -158,16 +171,24 @@ class NodeClaimDisruptionIntegrationTest : public ::testing::Test {
   // A NodeClaim of the pool stamped with the pool's current hash, launched, registered and
   // initialized at the fake clock's now.
   std::string CreateClaim(const std::string& tier, const std::string& expire_after = "720h") {
-    const std::string name = UniqueName(pool_);
+    return CreateClaimOf(pool_, provisioning::NodePoolHash(GetPool()), "v3", tier, expire_after);
+  }
+
+  // A NodeClaim of `pool` stamped with `hash` under `version`, launched, registered and
+  // initialized at the fake clock's now.
+  std::string CreateClaimOf(const std::string& pool, const std::string& hash,
+                            const std::string& version, const std::string& tier,
+                            const std::string& expire_after = "720h") {
+    const std::string name = UniqueName(pool);
     const nlohmann::json claim = {
         {"apiVersion", "karpenter.sh/v1"},
         {"kind", "NodeClaim"},
         {"metadata",
          {{"name", name},
-          {"labels", {{"karpenter.sh/nodepool", pool_}, {"team", "a"}, {"example.com/tier", tier}}},
+          {"labels", {{"karpenter.sh/nodepool", pool}, {"team", "a"}, {"example.com/tier", tier}}},
           {"annotations",
-           {{"karpenter.sh/nodepool-hash", provisioning::NodePoolHash(GetPool())},
-            {"karpenter.sh/nodepool-hash-version", std::string(v1::kNodePoolHashVersion)}}}}},
+           {{"karpenter.sh/nodepool-hash", hash},
+            {"karpenter.sh/nodepool-hash-version", version}}}}},
         {"spec",
          {{"requirements", {{{"key", "example.com/tier"}, {"operator", "In"}, {"values", {tier}}}}},
           {"nodeClassRef", kNodeClassRef},
@@ -224,10 +245,12 @@ class NodeClaimDisruptionIntegrationTest : public ::testing::Test {
   std::unique_ptr<kube::EventRecorder> events_;
   std::unique_ptr<state::ClusterInformers> informers_;
   std::unique_ptr<Dependencies> deps_;
+  std::unique_ptr<nodepool::HashController> hash_;
   std::unique_ptr<DisruptionConditionsController> conditions_;
   std::unique_ptr<ExpirationController> expiration_;
   std::unique_ptr<PodEventsController> pod_events_;
   std::string pool_;
+  std::vector<std::string> extra_pools_;
   std::vector<std::string> claims_;
   std::string ns_;
   std::vector<std::string> pods_;
@@ -272,6 +295,73 @@ TEST_F(NodeClaimDisruptionIntegrationTest, TemplateLabelChangeDriftsTheNodeClaim
   // Changing it back undoes the drift.
   PatchPool({{"spec", {{"template", {{"metadata", {{"labels", {{"team", "a"}}}}}}}}}});
   ASSERT_TRUE(WaitFor([&] { return !Condition(claim, kConditionDrifted).has_value(); }));
+}
+
+TEST_F(NodeClaimDisruptionIntegrationTest, PoolCarriesUpstreamsHashOfWhatTheServerStores) {
+  absl::StatusOr<std::string> raw = client_->Get(kube::resources::kNodePools, "", pool_);
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  const nlohmann::json stored = nlohmann::json::parse(*raw);
+  absl::StatusOr<std::string> want = apis::hash::NodePoolHash(stored);
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_TRUE(WaitFor([&] {
+    const core::StringMap& a = GetPool().metadata.annotations;
+    return a.contains("karpenter.sh/nodepool-hash") &&
+           a.at("karpenter.sh/nodepool-hash") == *want &&
+           a.at("karpenter.sh/nodepool-hash-version") == "v3";
+  }));
+  // A template change is stamped too (and a present but empty map hashes as upstream's).
+  PatchPool(
+      {{"spec", {{"template", {{"metadata", {{"annotations", nlohmann::json::object()}}}}}}}});
+  ASSERT_TRUE(WaitFor([&] {
+    absl::StatusOr<std::string> now = client_->Get(kube::resources::kNodePools, "", pool_);
+    if (!now.ok()) return false;
+    const nlohmann::json pool = nlohmann::json::parse(*now);
+    absl::StatusOr<std::string> hash = apis::hash::NodePoolHash(pool);
+    return hash.ok() && *hash != *want &&
+           pool["metadata"]["annotations"].value("karpenter.sh/nodepool-hash", "") == *hash;
+  }));
+}
+
+TEST_F(NodeClaimDisruptionIntegrationTest, EarlierStampsAreRestampedNotDrifted) {
+  // NodeClaims stamped before the pool carried upstream's stamps: by Dovetail before it computed
+  // upstream's hash (its own hash under v3, pool never stamped), and by an older hash version
+  // (pool and claims at v2). Each is re-stamped with the pool's hash, and none drifts.
+  const std::string legacy = UniqueName("nc-legacy");
+  const std::string older = UniqueName("nc-v2");
+  const std::string own = CreateClaimOf(legacy, "1234567890", "v3", "gold");
+  const std::string v2 = CreateClaimOf(older, "42", "v2", "gold");
+  ASSERT_TRUE(WaitFor([&] {
+    return informers_->node_claims().store().Get(own) != nullptr &&
+           informers_->node_claims().store().Get(v2) != nullptr;
+  }));
+  nlohmann::json legacy_pool = NodePoolJson(legacy);
+  nlohmann::json older_pool = NodePoolJson(older);
+  older_pool["metadata"]["annotations"] = {{"karpenter.sh/nodepool-hash", "42"},
+                                           {"karpenter.sh/nodepool-hash-version", "v2"}};
+  for (const nlohmann::json& pool : {legacy_pool, older_pool}) {
+    extra_pools_.push_back(pool["metadata"]["name"]);
+    auto created = client_->Create(kube::resources::kNodePools, "", pool.dump());
+    ASSERT_TRUE(created.ok()) << created.status();
+  }
+  auto stamped_as_pool = [&](const std::string& claim, const std::string& pool) {
+    absl::StatusOr<std::string> raw = client_->Get(kube::resources::kNodePools, "", pool);
+    std::optional<v1::NodeClaim> got = GetClaim(claim);
+    if (!raw.ok() || !got.has_value()) return false;
+    const nlohmann::json annotations = nlohmann::json::parse(*raw)["metadata"]["annotations"];
+    if (!annotations.is_object() || !annotations.contains("karpenter.sh/nodepool-hash")) {
+      return false;
+    }
+    const core::StringMap& a = got->metadata.annotations;
+    return annotations["karpenter.sh/nodepool-hash-version"] == "v3" &&
+           a.at("karpenter.sh/nodepool-hash") == annotations["karpenter.sh/nodepool-hash"] &&
+           a.at("karpenter.sh/nodepool-hash-version") == "v3";
+  };
+  ASSERT_TRUE(WaitFor([&] { return stamped_as_pool(own, legacy); }));
+  ASSERT_TRUE(WaitFor([&] { return stamped_as_pool(v2, older); }));
+  for (const std::string& claim : {own, v2}) {
+    ASSERT_TRUE(WaitFor([&] { return conditions_->Reconcile(claim).ok(); }));
+    EXPECT_FALSE(Condition(claim, kConditionDrifted).has_value()) << claim;
+  }
 }
 
 TEST_F(NodeClaimDisruptionIntegrationTest, NarrowedRequirementsDriftOnlyTheNodeClaimOutside) {

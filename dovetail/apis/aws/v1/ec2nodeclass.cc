@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "dovetail/apis/hash/drift_hash.h"
 
 namespace dovetail::apis::aws::v1 {
 namespace {
@@ -220,6 +221,15 @@ void DescribeFields(core::FieldCodec& c, EC2NodeClass& v) {
   c.Field("spec", v.spec, {.emit_empty = true});
   c.Field("status", v.status);
   c.UnknownFields(v.unknown_fields);
+  if (c.decoding() && c.input() != nullptr) {
+    v.spec_empty_fields = hash::PresentEmpty(*c.input(), hash::kEC2NodeClassCollections);
+  }
+}
+
+absl::StatusOr<std::string> DriftHash(const EC2NodeClass& node_class, std::string_view ca_bundle) {
+  nlohmann::json json = core::EncodeJson(node_class);
+  hash::RestorePresentEmpty(json, hash::kEC2NodeClassCollections, node_class.spec_empty_fields);
+  return hash::EC2NodeClassHash(json, ca_bundle);
 }
 
 }  // namespace dovetail::apis::aws::v1

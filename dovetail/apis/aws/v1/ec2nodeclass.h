@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "dovetail/apis/core/codec.h"
 #include "dovetail/apis/core/meta.h"
@@ -213,7 +214,16 @@ struct EC2NodeClass {
   EC2NodeClassSpec spec;
   EC2NodeClassStatus status;
   nlohmann::json unknown_fields = nlohmann::json::object();
+  // Not part of the API: the hashed collections the decoded JSON held present but empty, which
+  // upstream's drift hash tells from absent ones and typed fields cannot (hash::PresentEmpty of
+  // hash::kEC2NodeClassCollections).
+  std::vector<std::string> spec_empty_fields;
 };
+
+// Upstream's drift hash (karpenter.k8s.aws/ec2nodeclass-hash, version v5) of the class as it is
+// now, with the cluster's CA bundle (base64; "" when unknown) and the present-but-empty fields
+// its JSON had. Errors: InvalidArgument when a hashed field does not hash.
+absl::StatusOr<std::string> DriftHash(const EC2NodeClass& node_class, std::string_view ca_bundle);
 
 // Fills the CRD defaults listed in the file comment; leaves set fields alone. Idempotent.
 void ApplyDefaults(EC2NodeClass& node_class);

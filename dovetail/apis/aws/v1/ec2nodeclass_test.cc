@@ -1,5 +1,6 @@
 #include "dovetail/apis/aws/v1/ec2nodeclass.h"
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -227,6 +228,32 @@ TEST(EC2NodeClassTest, InvalidValuesNameTheJsonPath) {
   EXPECT_THAT(
       std::string(DecodeJson(json::parse(R"({"spec": {"tags": {"team": 5}}})"), nc).message()),
       testing::StartsWith("spec.tags.team: expected string, got number"));
+}
+
+}  // namespace
+}  // namespace dovetail::apis::aws::v1
+
+namespace dovetail::apis::aws::v1 {
+namespace {
+
+// Upstream's EC2NodeClass hash through the typed object (decode, then DriftHash) equals upstream's
+// own Hash(caBundle) on every vector of test/testdata/upstream-hashes.json, the present-but-empty
+// collections included.
+TEST(EC2NodeClassDriftHashTest, EveryUpstreamVectorThroughTheTypedObject) {
+  std::ifstream in(std::string(DOVETAIL_TESTDATA_DIR) + "/upstream-hashes.json");
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  int checked = 0;
+  for (const nlohmann::json& v : doc.at("vectors")) {
+    if (v.at("kind") != "EC2NodeClass") continue;
+    EC2NodeClass node_class;
+    ASSERT_TRUE(core::DecodeJson(v.at("object"), node_class).ok()) << v.at("name");
+    const std::string ca = v.contains("caBundle") ? v.at("caBundle").get<std::string>() : "";
+    absl::StatusOr<std::string> hash = DriftHash(node_class, ca);
+    ASSERT_TRUE(hash.ok()) << v.at("name") << ": " << hash.status();
+    EXPECT_EQ(*hash, v.at("hash").get<std::string>()) << v.at("name");
+    ++checked;
+  }
+  EXPECT_GE(checked, 40);
 }
 
 }  // namespace

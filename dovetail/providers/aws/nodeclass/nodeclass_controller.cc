@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "dovetail/apis/core/codec.h"
+#include "dovetail/apis/hash/drift_hash.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/apis/v1/nodeclaim.h"
 #include "dovetail/common/absl_compat.h"
@@ -17,7 +18,6 @@
 #include "dovetail/kube/typed_client.h"
 #include "dovetail/providers/aws/errors.h"
 #include "dovetail/providers/aws/nodeclass/conditions.h"
-#include "dovetail/providers/aws/nodeclass/hash.h"
 #include "dovetail/providers/aws/nodeclass/launch_templates.h"
 #include "nlohmann/json.hpp"
 
@@ -329,28 +329,35 @@ absl::Status NodeClassController::Resolve(awsv1::EC2NodeClass& desired) {
   return first_error;
 }
 
-void NodeClassController::RestampNodeClaims(const awsv1::EC2NodeClass& node_class,
-                                            const std::string& hash) {
+absl::Status NodeClassController::RestampNodeClaims(const awsv1::EC2NodeClass& node_class,
+                                                    const std::string& hash) {
+  absl::Status first_error;
   for (const auto& claim : deps_.informers.node_claims().store().List()) {
     const std::string* name = NodeClassOf(*claim);
     if (name == nullptr || *name != node_class.metadata.name) continue;
-    if (claim->metadata.deletion_timestamp.has_value()) continue;
     const auto& annotations = claim->metadata.annotations;
     auto version = annotations.find(v1::kEC2NodeClassHashVersionAnnotationKey);
-    if (version != annotations.end() && version->second == kNodeClassHashVersion) continue;
-    const nlohmann::json patch = {{"metadata",
-                                   {{"annotations",
-                                     {{std::string(v1::kEC2NodeClassHashAnnotationKey), hash},
-                                      {std::string(v1::kEC2NodeClassHashVersionAnnotationKey),
-                                       std::string(kNodeClassHashVersion)}}}}}};
+    if (version != annotations.end() && version->second == apis::hash::kEC2NodeClassHashVersion) {
+      continue;
+    }
+    nlohmann::json stamp = {{std::string(v1::kEC2NodeClassHashVersionAnnotationKey),
+                             std::string(apis::hash::kEC2NodeClassHashVersion)}};
+    // A claim with a Drifted condition keeps its hash: across hash versions its drift cannot be
+    // decided again.
+    if (v1::FindCondition(claim->status.conditions, "Drifted") == nullptr) {
+      stamp[std::string(v1::kEC2NodeClassHashAnnotationKey)] = hash;
+    }
+    const nlohmann::json patch = {{"metadata", {{"annotations", stamp}}}};
     absl::StatusOr<std::string> patched =
         deps_.client.Patch(kube::resources::kNodeClaims, "", claim->metadata.name,
                            kube::PatchType::kMerge, patch.dump());
     if (!patched.ok() && !kube::IsNotFound(patched.status())) {
       log::Error(kLogger, "re-stamping the nodeclass hash on a NodeClaim",
                  {{"nodeclaim", claim->metadata.name}, {"error", patched.status().ToString()}});
+      if (first_error.ok()) first_error = patched.status();
     }
   }
+  return first_error;
 }
 
 absl::StatusOr<kube::ReconcileResult> NodeClassController::Finalize(
@@ -424,7 +431,16 @@ absl::StatusOr<kube::ReconcileResult> NodeClassController::Reconcile(const std::
   if (current.metadata.deletion_timestamp.has_value()) return Finalize(current);
 
   awsv1::EC2NodeClass desired = current;
-  const std::string hash = NodeClassHash(current.spec);
+  absl::StatusOr<std::string> drift_hash = awsv1::DriftHash(current, options_.hash_ca_bundle);
+  if (!drift_hash.ok()) {
+    log::Error(kLogger, "the EC2NodeClass does not hash",
+               {{"ec2nodeclass", name}, {"error", drift_hash.status().ToString()}});
+    return drift_hash.status();
+  }
+  const std::string& hash = *drift_hash;
+  // NodeClaims stamped under another hash version (an older upstream, or Dovetail before it
+  // computed upstream's hash) are re-stamped before the class, never drifted.
+  RETURN_IF_ERROR(RestampNodeClaims(current, hash));
 
   // Metadata first: never resolve (and create IAM resources) for a class without the finalizer.
   std::string resource_version = current.metadata.resource_version;
@@ -433,7 +449,8 @@ absl::StatusOr<kube::ReconcileResult> NodeClassController::Reconcile(const std::
     return it == current.metadata.annotations.end() ? "" : it->second;
   };
   if (!HasFinalizer(current.metadata) || annotation(v1::kEC2NodeClassHashAnnotationKey) != hash ||
-      annotation(v1::kEC2NodeClassHashVersionAnnotationKey) != kNodeClassHashVersion) {
+      annotation(v1::kEC2NodeClassHashVersionAnnotationKey) !=
+          apis::hash::kEC2NodeClassHashVersion) {
     std::vector<std::string> finalizers = current.metadata.finalizers;
     if (!HasFinalizer(current.metadata)) {
       finalizers.push_back(std::string(v1::kAwsTerminationFinalizer));
@@ -444,7 +461,7 @@ absl::StatusOr<kube::ReconcileResult> NodeClassController::Reconcile(const std::
                                     {"annotations",
                                      {{std::string(v1::kEC2NodeClassHashAnnotationKey), hash},
                                       {std::string(v1::kEC2NodeClassHashVersionAnnotationKey),
-                                       std::string(kNodeClassHashVersion)}}}}}};
+                                       std::string(apis::hash::kEC2NodeClassHashVersion)}}}}}};
     ASSIGN_OR_RETURN(const awsv1::EC2NodeClass patched,
                      classes.Patch("", name, kube::PatchType::kMerge, patch.dump()));
     resource_version = patched.metadata.resource_version;
@@ -497,8 +514,6 @@ absl::StatusOr<kube::ReconcileResult> NodeClassController::Reconcile(const std::
                 {{"ec2nodeclass", name}, {"count", Cat(*collected)}});
     }
   }
-  RestampNodeClaims(desired, hash);
-
   if (!resolved.ok()) return resolved;
   return kube::ReconcileResult{.requeue_after = options_.resolve_interval};
 }

@@ -8,8 +8,12 @@
 // alias are what AMI drift later acts on).
 //
 // Each reconcile reads the class from the API server (never the cache) and:
-//   1. adds the karpenter.k8s.aws/termination finalizer and stamps the
-//      karpenter.k8s.aws/ec2nodeclass-hash(-version) annotations (hash.h);
+//   1. re-stamps the class's NodeClaims that carry another hash version (an older upstream, or
+//      Dovetail before it computed upstream's hash: version dovetail-v1) with version v5 and the
+//      class's hash (the hash only without a Drifted condition), as upstream's nodeclass.hash
+//      controller; then adds the karpenter.k8s.aws/termination finalizer and stamps the
+//      karpenter.k8s.aws/ec2nodeclass-hash(-version) annotations: upstream's drift hash, version
+//      v5 (apis::aws::v1::DriftHash with NodeClassOptions::hash_ca_bundle);
 //   2. resolves subnets, security groups and AMIs (resolvers.h) into status.subnets,
 //      status.securityGroups and status.amis, and the instance profile (instance_profile.h) into
 //      status.instanceProfile, each with its condition: SubnetsReady (False SubnetsNotFound),
@@ -22,11 +26,10 @@
 //      Unknown (DependenciesNotReady) while another dependent is not True, else True. (Upstream's
 //      dry-run CreateFleet/RunInstances/CreateLaunchTemplate checks are not made.)
 //   4. Ready follows the dependents (conditions.h);
-//   5. collects superseded managed instance profiles (not in an isolated VPC), deletes the class's
-//   launch templates that
-//      its resolved status can no longer produce (launch_templates.h; only once subnets, security
-//      groups, AMIs and the instance profile all resolved) and re-stamps the hash annotations on
-//      NodeClaims of the class that carry another hash version;
+//   5. collects superseded managed instance profiles (not in an isolated VPC) and deletes the
+//      class's launch templates that its resolved status can no longer produce
+//      (launch_templates.h; only once subnets, security groups, AMIs and the instance profile
+//      all resolved);
 // and writes metadata and status with merge patches carrying the resourceVersion it read (a
 // conflict retries the reconcile).
 // Deletion: while NodeClaims reference the class, an event WaitingOnNodeClaimTermination and a
@@ -62,6 +65,9 @@ namespace dovetail::providers::aws::nodeclass {
 
 struct NodeClassOptions {
   std::string cluster_name;
+  // The CA bundle upstream's EC2NodeClass drift hash mixes in (base64): CLUSTER_CA_BUNDLE, else
+  // the Kubernetes client's CA, as upstream's controller; "" when neither is known.
+  std::string hash_ca_bundle;
   std::string region;
   // The service CIDR nodes get (providers/aws/bootstrap.h); empty: unknown, so an AL2023 class
   // is not Ready (ValidationSucceeded False, ClusterCIDRUnknown): nodeadm cannot join without it.
@@ -110,7 +116,10 @@ class NodeClassController final : public controllers::Controller {
   // Fills status and conditions of `desired`; returns the first API error (after filling).
   absl::Status Resolve(apis::aws::v1::EC2NodeClass& desired);
   absl::StatusOr<std::string> KubernetesVersion();
-  void RestampNodeClaims(const apis::aws::v1::EC2NodeClass& node_class, const std::string& hash);
+  // Stamps the class's NodeClaims carrying another hash version with version v5 and (unless they
+  // have a Drifted condition) `hash`. Returns the first API error other than NotFound.
+  absl::Status RestampNodeClaims(const apis::aws::v1::EC2NodeClass& node_class,
+                                 const std::string& hash);
   void RecordEvent(const apis::aws::v1::EC2NodeClass& node_class, std::string_view type,
                    std::string_view reason, std::string_view message);
 

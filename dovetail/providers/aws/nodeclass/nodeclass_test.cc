@@ -7,7 +7,6 @@
 #include "absl/strings/match.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/providers/aws/nodeclass/conditions.h"
-#include "dovetail/providers/aws/nodeclass/hash.h"
 #include "dovetail/providers/aws/nodeclass/instance_profile.h"
 #include "dovetail/providers/aws/nodeclass/launch_templates.h"
 #include "dovetail/providers/aws/nodeclass/resolvers.h"
@@ -350,50 +349,6 @@ TEST(NodeClassConditionsTest, ReadyFollowsDependents) {
   // Status unchanged: the transition time stays.
   EXPECT_EQ(next.Get(kConditionSubnetsReady)->last_transition_time, t0);
   EXPECT_EQ(next.Get(kConditionReady)->status, core::ConditionStatus::kUnknown);
-}
-
-awsv1::EC2NodeClassSpec BaseSpec() {
-  awsv1::EC2NodeClassSpec spec;
-  spec.subnet_selector_terms = {{.tags = {{"a", "b"}}}};
-  spec.security_group_selector_terms = {{.tags = {{"a", "b"}}}};
-  spec.ami_selector_terms = {{.alias = "al2023@latest"}};
-  spec.role = "NodeRole";
-  return spec;
-}
-
-TEST(NodeClassHashTest, SelectorTermsDoNotChangeItOtherFieldsDo) {
-  const std::string base = NodeClassHash(BaseSpec());
-  EXPECT_EQ(base, NodeClassHash(BaseSpec()));
-  auto selectors = BaseSpec();
-  selectors.subnet_selector_terms = {{.id = "subnet-1"}};
-  selectors.security_group_selector_terms = {{.name = "x"}};
-  selectors.ami_selector_terms = {{.alias = "al2023@v20240807"}};
-  selectors.ip_prefix_count = 2;
-  EXPECT_EQ(NodeClassHash(selectors), base);
-  // amiFamily equal to the alias's family: the effective family is the same.
-  auto family = BaseSpec();
-  family.ami_family = awsv1::AMIFamily::kAL2023;
-  EXPECT_EQ(NodeClassHash(family), base);
-  // The CRD default metadata options hash like an omitted block.
-  auto defaults = BaseSpec();
-  defaults.metadata_options = awsv1::MetadataOptions{.http_put_response_hop_limit = 1};
-  EXPECT_EQ(NodeClassHash(defaults), base);
-
-  auto tags = BaseSpec();
-  tags.tags = {{"team", "a"}};
-  EXPECT_NE(NodeClassHash(tags), base);
-  auto user_data = BaseSpec();
-  user_data.user_data = "#!/bin/bash";
-  EXPECT_NE(NodeClassHash(user_data), base);
-  auto role = BaseSpec();
-  role.role = "OtherRole";
-  EXPECT_NE(NodeClassHash(role), base);
-  auto custom = BaseSpec();
-  custom.ami_family = awsv1::AMIFamily::kCustom;
-  EXPECT_NE(NodeClassHash(custom), base);
-  auto hop = BaseSpec();
-  hop.metadata_options = awsv1::MetadataOptions{.http_put_response_hop_limit = 2};
-  EXPECT_NE(NodeClassHash(hop), base);
 }
 
 TEST(NewUuidTest, IsVersion4AndUnique) {

@@ -1,0 +1,69 @@
+// HashController ("nodepool.hash"): keeps karpenter.sh/nodepool-hash and
+// karpenter.sh/nodepool-hash-version current on every NodePool, as upstream's controller of the
+// same name, so that a cluster switches between upstream Karpenter and Dovetail without drift
+// (docs/migration.md). The stamps and the re-stamping of NodeClaims are hash.h.
+//
+// Keyed by NodePool name; triggered by the controller's own NodePool informer (a change of
+// generation or annotations). A reconcile takes the cached NodePool, hashes its template
+// (apis::v1::TemplateHash), then:
+//   1. when NodeClaimsNeedRestamp, merge-patches the annotations of each of the pool's NodeClaims
+//      that NodeClaimRestamp names (a NodeClaim gone meanwhile is skipped; any other error fails
+//      the reconcile, which is retried with backoff, before the pool is stamped);
+//   2. merge-patches the pool's two annotations (with the resourceVersion it read: a conflict
+//      retries) when PoolStamp says so.
+// A pool whose template does not hash (an API server without the CRD's validation) is logged and
+// left alone.
+// Thread-safety: see controllers/controller.h; informer handlers only enqueue.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "dovetail/apis/v1/nodepool.h"
+#include "dovetail/controllers/controller.h"
+#include "dovetail/kube/informer.h"
+#include "dovetail/kube/workqueue.h"
+
+namespace dovetail::controllers::nodepool {
+
+struct HashOptions {
+  int workers = 2;
+  kube::InformerOptions informer_options;  // of the controller's own NodePool informer
+  kube::WorkQueueOptions queue = {.base_delay = absl::Seconds(1), .max_delay = absl::Minutes(1)};
+};
+
+class HashController final : public Controller {
+ public:
+  using NodePoolInformer = kube::Informer<kube::ApiObjectCodec<apis::v1::NodePool>>;
+
+  // Registers the NodePool informer handlers; `deps` must outlive this object.
+  explicit HashController(const Dependencies& deps, HashOptions options = {});
+  ~HashController() override;
+
+  std::string_view Name() const override { return "nodepool.hash"; }
+  // Starts the NodePool informer and the workers; every NodePool is reconciled once.
+  void Start() override;
+  void Stop() override;
+
+  // One reconcile of the named NodePool (what a worker runs; public for tests).
+  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
+  NodePoolInformer& node_pools() { return node_pools_; }
+
+ private:
+  void Enqueue(const std::string& name);
+
+  const Dependencies deps_;
+  const HashOptions options_;
+  NodePoolInformer node_pools_;
+
+  absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
+  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<kube::Controller> workers_;
+};
+
+}  // namespace dovetail::controllers::nodepool
