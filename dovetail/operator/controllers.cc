@@ -10,6 +10,7 @@
 #include "dovetail/controllers/nodeclaim/lifecycle_controller.h"
 #include "dovetail/controllers/nodeclaim/pod_events_controller.h"
 #include "dovetail/controllers/nodepool/hash_controller.h"
+#include "dovetail/controllers/observability/state_metrics_controller.h"
 #include "dovetail/controllers/provisioning/provisioner.h"
 #include "dovetail/controllers/termination/termination_controller.h"
 #include "dovetail/operator/operator.h"
@@ -46,6 +47,11 @@ std::vector<std::unique_ptr<controllers::Controller>> BuildControllers(
   disruption.decisions.min_values_strict = provisioning.min_values_strict;
   disruption.queue.min_values_strict = provisioning.min_values_strict;
   out.push_back(std::make_unique<controllers::disruption::DisruptionController>(deps, disruption));
+  // Upstream's DISABLE_CLUSTER_STATE_OBSERVABILITY turns off its pod, node and NodePool metrics;
+  // here the per-cluster gauges.
+  if (!options.disable_cluster_state_observability && deps.metrics != nullptr) {
+    out.push_back(std::make_unique<controllers::observability::StateMetricsController>(deps));
+  }
   return out;
 }
 

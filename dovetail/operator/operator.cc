@@ -12,7 +12,6 @@
 #include "dovetail/common/log.h"
 #include "dovetail/common/version.h"
 #include "dovetail/controllers/disruption/disruption_controller.h"
-#include "dovetail/cost/from_state.h"
 #include "dovetail/kube/config.h"
 #include "dovetail/operator/aws.h"
 
@@ -159,7 +158,7 @@ void Operator::StopControllers() {
 absl::Status Operator::StartEndpoints() {
   if (options_.metrics_port >= 0) {
     metrics_endpoint_.Handle("/metrics", [this] {
-      CollectStateMetrics();
+      CollectClusterStateMetrics();
       return metrics::Response{200, metrics_.Expose(), "text/plain; version=0.0.4; charset=utf-8"};
     });
     // The disruption controller's latest Explanation per node (for `dovetail explain node`).
@@ -188,15 +187,6 @@ absl::Status Operator::StartEndpoints() {
   return absl::OkStatus();
 }
 
-void Operator::CollectStateMetrics() {
-  CollectClusterStateMetrics();
-  // Upstream's DISABLE_CLUSTER_STATE_OBSERVABILITY turns off its pod, node and NodePool metrics;
-  // here the pods' and the cost gauges.
-  if (options_.disable_cluster_state_observability) return;
-  CollectPodMetrics();
-  CollectCostMetrics();
-}
-
 void Operator::CollectClusterStateMetrics() {
   metrics_
       .NewGauge("karpenter_cluster_state_synced",
@@ -206,78 +196,6 @@ void Operator::CollectClusterStateMetrics() {
       .NewGauge("karpenter_cluster_state_node_count",
                 "Nodes and NodeClaims the cluster state tracks.")
       .Set({}, static_cast<double>(cluster_->size()));
-}
-
-void Operator::CollectPodMetrics() {
-  // Pods by phase and NodePool (of the node they are bound to; "" when unbound or unmanaged):
-  // upstream's name, with low-cardinality labels instead of one series per pod.
-  std::map<std::string, std::string> pool_of_node;
-  for (const state::StateNode& n : cluster_->Nodes()) pool_of_node[n.Name()] = n.NodePool();
-  auto phase_name = [](apis::core::PodPhase phase) -> std::string {
-    switch (phase) {
-      case apis::core::PodPhase::kPending:
-        return "Pending";
-      case apis::core::PodPhase::kRunning:
-        return "Running";
-      case apis::core::PodPhase::kSucceeded:
-        return "Succeeded";
-      case apis::core::PodPhase::kFailed:
-        return "Failed";
-      case apis::core::PodPhase::kUnknown:
-        return "Unknown";
-    }
-    return "Unknown";
-  };
-  std::map<metrics::LabelValues, double> pods;
-  informers_->pods().store().ForEach([&](const kube::PodInfo& pod) {
-    auto it = pool_of_node.find(pod.node_name);
-    const std::string pool = it == pool_of_node.end() ? "" : it->second;
-    ++pods[metrics::LabelValues{phase_name(pod.phase), pool}];
-  });
-  metrics_
-      .NewGauge("karpenter_pods_state", "Pods by phase and by the NodePool of their node.",
-                {"phase", "nodepool"})
-      .Replace(std::move(pods));
-}
-
-void Operator::CollectCostMetrics() {
-  // The totals of `dovetail cost` (docs/cost.md), by the same computation. Prices: the catalog
-  // offerings of each NodePool's node class (the provider caches its catalog).
-  std::map<std::string, apis::v1::NodePool> pools;
-  for (const state::StateNode& n : cluster_->Nodes()) {
-    if (n.node_claim == nullptr || !n.node_claim->spec.node_class_ref.has_value()) continue;
-    apis::v1::NodePool& pool = pools[n.NodePool()];
-    pool.metadata.name = n.NodePool();
-    pool.spec.template_.spec.node_class_ref = n.node_claim->spec.node_class_ref;
-  }
-  std::vector<cloudprovider::Catalog> catalogs;
-  for (const auto& [name, pool] : pools) {
-    absl::StatusOr<cloudprovider::Catalog> catalog = deps_->cloud.GetInstanceTypes(pool);
-    if (catalog.ok()) catalogs.push_back(*std::move(catalog));
-  }
-  const cost::PriceLookup prices = [&catalogs](std::string_view type, std::string_view zone,
-                                               std::string_view capacity_type) {
-    for (const cloudprovider::Catalog& c : catalogs) {
-      if (auto price = cost::OfferingPrice(c, type, zone, capacity_type)) return price;
-    }
-    return std::optional<double>();
-  };
-  const cost::Report report =
-      cost::Compute(cost::MachinesFromCluster(*cluster_), prices, clock_.Now());
-  std::map<metrics::LabelValues, double> per_hour;
-  for (const cost::Totals& t : report.node_pools) {
-    per_hour[{t.node_pool}] = t.cost_per_hour;
-  }
-  metrics_
-      .NewGauge("dovetail_nodepool_cost_per_hour",
-                "USD per hour of the NodePool's launched machines at their offering's price "
-                "(nodepool \"\" for nodes Karpenter does not manage); x 730 per month.",
-                {"nodepool"})
-      .Replace(std::move(per_hour));
-  metrics_
-      .NewGauge("dovetail_cluster_cost_per_hour",
-                "USD per hour of every launched machine with a known price.")
-      .Set({}, report.total.cost_per_hour);
 }
 
 absl::Status Operator::Run(absl::Duration sync_timeout) {

@@ -70,12 +70,10 @@ class Operator {
   void StartControllers();
   void StopControllers();
   absl::Status StartEndpoints();
-  // At each /metrics scrape: the cluster state's gauges, then (unless
-  // DISABLE_CLUSTER_STATE_OBSERVABILITY) karpenter_pods_state and the cost gauges.
-  void CollectStateMetrics();
+  // At each /metrics scrape, on every replica: the cluster state's own gauges (cheap). The
+  // per-cluster gauges are the leader's metrics.state controller's
+  // (controllers/metrics/state_metrics_controller.h).
   void CollectClusterStateMetrics();
-  void CollectPodMetrics();
-  void CollectCostMetrics();
 
   Options options_;
   RealClock clock_;

@@ -194,11 +194,18 @@ def main() -> int:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{ports.get('health')}/readyz", timeout=5) as r:
                 check("/readyz answers 200 once synced", r.status == 200, str(r.status))
-            with urllib.request.urlopen(f"http://127.0.0.1:{ports.get('metrics')}/metrics", timeout=5) as r:
-                text = r.read().decode()
-            running = sum(float(l.split()[-1]) for l in text.splitlines()
-                          if l.startswith("karpenter_pods_state{") and 'phase="Running"' in l and
-                          f'nodepool="{POOL}"' in l)
+            # karpenter_pods_state is the leader's, recomputed every 10 s: scrape until it caught up.
+            deadline = time.time() + 60
+            while True:
+                with urllib.request.urlopen(f"http://127.0.0.1:{ports.get('metrics')}/metrics",
+                                            timeout=5) as r:
+                    text = r.read().decode()
+                running = sum(float(l.split()[-1]) for l in text.splitlines()
+                              if l.startswith("karpenter_pods_state{") and 'phase="Running"' in l and
+                              f'nodepool="{POOL}"' in l)
+                if running >= REPLICAS or time.time() > deadline:
+                    break
+                time.sleep(2)
             check("karpenter_pods_state counts the running pods on the NodePool's nodes",
                   running >= REPLICAS, str(running))
             created = sum(float(l.split()[-1]) for l in text.splitlines()

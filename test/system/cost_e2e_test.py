@@ -30,6 +30,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.request
 import uuid
 from pathlib import Path
@@ -274,15 +275,24 @@ def main() -> int:
 
         ports = controller_ports(log_path)
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{ports.get('metrics')}/metrics", timeout=5) as r:
-                text = r.read().decode()
-            gauges = {}
-            for line in text.splitlines():
-                for pool in REPLICAS:
-                    if line.startswith(f'dovetail_nodepool_cost_per_hour{{nodepool="{pool}"}}'):
-                        gauges[pool] = float(line.split()[-1])
-                if line.startswith("dovetail_cluster_cost_per_hour "):
-                    gauges["cluster"] = float(line.split()[-1])
+            # The cost gauges are the leader's, recomputed every 10 s: scrape until they agree.
+            deadline = time.time() + 60
+            while True:
+                with urllib.request.urlopen(f"http://127.0.0.1:{ports.get('metrics')}/metrics",
+                                            timeout=5) as r:
+                    text = r.read().decode()
+                gauges = {}
+                for line in text.splitlines():
+                    for pool in REPLICAS:
+                        if line.startswith(f'dovetail_nodepool_cost_per_hour{{nodepool="{pool}"}}'):
+                            gauges[pool] = float(line.split()[-1])
+                    if line.startswith("dovetail_cluster_cost_per_hour "):
+                        gauges["cluster"] = float(line.split()[-1])
+                agree = (all(abs(gauges.get(p, -1) - pools[p]["costPerHour"]) < EPS for p in REPLICAS)
+                         and abs(gauges.get("cluster", -1) - total["costPerHour"]) < EPS)
+                if agree or time.time() > deadline:
+                    break
+                time.sleep(2)
             check("dovetail_nodepool_cost_per_hour equals the CLI's NodePool totals",
                   all(abs(gauges.get(p, -1) - pools[p]["costPerHour"]) < EPS for p in REPLICAS),
                   f"{gauges} vs {[pools[p]['costPerHour'] for p in REPLICAS]}")

@@ -1,9 +1,6 @@
 // EC2NodeClass status conditions (reference §1.5, §2.14.13): the dependents SubnetsReady,
 // SecurityGroupsReady, AMIsReady, InstanceProfileReady and ValidationSucceeded, and the root
-// Ready, which is True when every dependent is True for the object's current generation, False
-// (reason UnhealthyDependents, message naming them) once a dependent is False for the current
-// generation, and Unknown (ReconcilingDependents) otherwise — operatorpkg's ConditionSet semantics,
-// as the NodeClaim conditions have them. lastTransitionTime changes only with the status.
+// Ready, with operatorpkg's ConditionSet semantics (apis/core/condition_set.h).
 // Pure functions over plain data; thread-compatible.
 #pragma once
 
@@ -11,11 +8,12 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "dovetail/apis/core/condition_set.h"
 #include "dovetail/apis/core/meta.h"
 
 namespace dovetail::providers::aws::nodeclass {
 
-inline constexpr std::string_view kConditionReady = "Ready";
+inline constexpr std::string_view kConditionReady = apis::core::kConditionTypeReady;
 inline constexpr std::string_view kConditionSubnetsReady = "SubnetsReady";
 inline constexpr std::string_view kConditionSecurityGroupsReady = "SecurityGroupsReady";
 inline constexpr std::string_view kConditionAMIsReady = "AMIsReady";
@@ -40,34 +38,22 @@ inline constexpr std::string_view kReasonTagValidationFailed = "TagValidationFai
 // Dovetail's: an AL2023 class while the cluster's service CIDR is unknown (bootstrap.h).
 inline constexpr std::string_view kReasonClusterCIDRUnknown = "ClusterCIDRUnknown";
 inline constexpr std::string_view kReasonDependenciesNotReady = "DependenciesNotReady";
-inline constexpr std::string_view kReasonAwaitingReconciliation = "AwaitingReconciliation";
-inline constexpr std::string_view kReasonUnhealthyDependents = "UnhealthyDependents";
-inline constexpr std::string_view kReasonReconcilingDependents = "ReconcilingDependents";
+inline constexpr std::string_view kReasonAwaitingReconciliation =
+    apis::core::kReasonAwaitingReconciliation;
+inline constexpr std::string_view kReasonUnhealthyDependents =
+    apis::core::kReasonUnhealthyDependents;
+inline constexpr std::string_view kReasonReconcilingDependents =
+    apis::core::kReasonReconcilingDependents;
 
 // A view over an EC2NodeClass's conditions that keeps Ready in step with the dependents.
-class NodeClassConditions {
+class NodeClassConditions : public apis::core::ConditionSet {
  public:
   // `conditions` must outlive this object; `generation` is metadata.generation.
   NodeClassConditions(std::vector<apis::core::Condition>& conditions, int64_t generation,
                       absl::Time now)
-      : conditions_(conditions), generation_(generation), now_(now) {}
-
-  const apis::core::Condition* Get(std::string_view type) const;
-  bool IsTrue(std::string_view type) const;  // True for the current generation
-
-  // Setting a dependent recomputes Ready. True conditions take the type as the reason.
-  void SetTrue(std::string_view type);
-  void SetFalse(std::string_view type, std::string_view reason, std::string_view message);
-  void SetUnknown(std::string_view type, std::string_view reason, std::string_view message);
-
- private:
-  void SetOne(std::string_view type, apis::core::ConditionStatus status, std::string_view reason,
-              std::string_view message);
-  void RecomputeRoot();
-
-  std::vector<apis::core::Condition>& conditions_;
-  const int64_t generation_;
-  const absl::Time now_;
+      : ConditionSet(conditions, generation, now, kDependents) {}
+  // True for the current generation.
+  bool IsTrue(std::string_view type) const { return IsTrueForGeneration(type); }
 };
 
 }  // namespace dovetail::providers::aws::nodeclass

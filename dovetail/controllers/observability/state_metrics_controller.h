@@ -1,0 +1,60 @@
+// StateMetricsController ("metrics.state"): the per-cluster gauges, recomputed from the cluster
+// state every `period` by the leader only (upstream's metrics controllers run on the leader; a
+// replica that does not lead exports none of them, and one that stops leading clears them):
+//   - karpenter_pods_state{phase, nodepool}: pods by phase and by the NodePool of their node
+//     ("" when unbound or unmanaged), low-cardinality where upstream has one series per pod;
+//   - dovetail_nodepool_cost_per_hour{nodepool} and dovetail_cluster_cost_per_hour: the totals
+//     of `dovetail cost` (docs/cost.md), priced from the catalog of each NodePool's node class.
+// Computing them off the /metrics request keeps a scrape fast whatever the catalog costs to build
+// (the AWS provider may refresh it from the EC2 API).
+// Not built under DISABLE_CLUSTER_STATE_OBSERVABILITY (operator/controllers.cc).
+// Thread-safety: see controllers/controller.h; one worker recomputes.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "dovetail/controllers/controller.h"
+#include "dovetail/kube/workqueue.h"
+#include "dovetail/metrics/registry.h"
+
+namespace dovetail::controllers::observability {
+
+struct StateMetricsOptions {
+  absl::Duration period = absl::Seconds(10);
+};
+
+class StateMetricsController final : public Controller {
+ public:
+  // Registers the gauges; `deps` (with a non-null `metrics`) must outlive this object.
+  explicit StateMetricsController(const Dependencies& deps, StateMetricsOptions options = {});
+  ~StateMetricsController() override;
+
+  std::string_view Name() const override { return "metrics.state"; }
+  // Recomputes at once, then every period.
+  void Start() override;
+  // Stops recomputing and clears the gauges (a replica that does not lead exports none).
+  void Stop() override;
+
+  // One recomputation (what the worker runs; public for tests).
+  void Collect();
+
+ private:
+  void CollectPods();
+  void CollectCost();
+
+  const Dependencies deps_;
+  const StateMetricsOptions options_;
+  metrics::Gauge* pods_ = nullptr;
+  metrics::Gauge* nodepool_cost_ = nullptr;
+  metrics::Gauge* cluster_cost_ = nullptr;
+
+  absl::Mutex mu_;
+  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<kube::Controller> workers_;
+};
+
+}  // namespace dovetail::controllers::observability
