@@ -10,6 +10,7 @@
 #include "dovetail/controllers/nodeclaim/lifecycle_controller.h"
 #include "dovetail/controllers/nodeclaim/pod_events_controller.h"
 #include "dovetail/controllers/nodepool/hash_controller.h"
+#include "dovetail/controllers/nodepool/status_controller.h"
 #include "dovetail/controllers/observability/state_metrics_controller.h"
 #include "dovetail/controllers/provisioning/provisioner.h"
 #include "dovetail/controllers/termination/termination_controller.h"
@@ -29,6 +30,12 @@ std::vector<std::unique_ptr<controllers::Controller>> BuildControllers(
     const controllers::Dependencies& deps, const Options& options) {
   std::vector<std::unique_ptr<controllers::Controller>> out;
   out.push_back(std::make_unique<controllers::nodepool::HashController>(deps));
+  controllers::nodepool::StatusOptions status;
+  if (options.cloud_provider == "aws") {
+    status.node_classes.push_back(
+        {"karpenter.k8s.aws", "EC2NodeClass", &kube::resources::kEC2NodeClasses});
+  }
+  out.push_back(std::make_unique<controllers::nodepool::StatusController>(deps, status));
   out.push_back(std::make_unique<controllers::nodeclaim::LifecycleController>(deps));
   out.push_back(std::make_unique<controllers::nodeclaim::GarbageCollectionController>(deps));
   out.push_back(std::make_unique<controllers::nodeclaim::PodEventsController>(deps));

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "dovetail/apis/core/codec.h"
 #include "dovetail/apis/hash/drift_hash.h"
@@ -35,6 +36,7 @@
 #include "dovetail/controllers/nodeclaim/expiration_controller.h"
 #include "dovetail/controllers/nodeclaim/pod_events_controller.h"
 #include "dovetail/controllers/nodepool/hash_controller.h"
+#include "dovetail/controllers/nodepool/status_controller.h"
 #include "dovetail/controllers/provisioning/node_claim_builder.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/errors.h"
@@ -112,12 +114,15 @@ class NodeClaimDisruptionIntegrationTest : public ::testing::Test {
     ASSERT_TRUE(created.ok()) << created.status();
 
     hash_ = std::make_unique<nodepool::HashController>(*deps_);
+    status_ = std::make_unique<nodepool::StatusController>(
+        *deps_, nodepool::StatusOptions{.period = absl::Seconds(1)});
     conditions_ = std::make_unique<DisruptionConditionsController>(*deps_);
     expiration_ = std::make_unique<ExpirationController>(*deps_);
     pod_events_ = std::make_unique<PodEventsController>(*deps_);
     informers_->Start();
     ASSERT_TRUE(informers_->WaitForSync(absl::Now() + absl::Seconds(60)));
     hash_->Start();
+    status_->Start();
     conditions_->Start();
     expiration_->Start();
     pod_events_->Start();
@@ -130,11 +135,13 @@ class NodeClaimDisruptionIntegrationTest : public ::testing::Test {
 
   void TearDown() override {
     if (hash_ != nullptr) hash_->Stop();
+    if (status_ != nullptr) status_->Stop();
     if (conditions_ != nullptr) conditions_->Stop();
     if (expiration_ != nullptr) expiration_->Stop();
     if (pod_events_ != nullptr) pod_events_->Stop();
     if (informers_ != nullptr) informers_->Stop();
     hash_.reset();
+    status_.reset();
     conditions_.reset();
     expiration_.reset();
     pod_events_.reset();
@@ -246,6 +253,7 @@ class NodeClaimDisruptionIntegrationTest : public ::testing::Test {
   std::unique_ptr<state::ClusterInformers> informers_;
   std::unique_ptr<Dependencies> deps_;
   std::unique_ptr<nodepool::HashController> hash_;
+  std::unique_ptr<nodepool::StatusController> status_;
   std::unique_ptr<DisruptionConditionsController> conditions_;
   std::unique_ptr<ExpirationController> expiration_;
   std::unique_ptr<PodEventsController> pod_events_;
@@ -320,6 +328,46 @@ TEST_F(NodeClaimDisruptionIntegrationTest, PoolCarriesUpstreamsHashOfWhatTheServ
     return hash.ok() && *hash != *want &&
            pool["metadata"]["annotations"].value("karpenter.sh/nodepool-hash", "") == *hash;
   }));
+}
+
+TEST_F(NodeClaimDisruptionIntegrationTest, NodePoolStatusAsUpstreamWritesIt) {
+  const std::string a = CreateClaim("gold");
+  const std::string b = CreateClaim("silver");
+  // Usage and the node count from the cluster state; Ready over ValidationSucceeded and
+  // NodeClassReady (kwok has no node class objects); registration seen after the reset.
+  auto status_is = [&](const v1::NodePool& pool) {
+    const v1::NodePoolStatus& s = pool.status;
+    auto is_true = [&](std::string_view type) {
+      const core::Condition* c = v1::FindCondition(s.conditions, type);
+      return c != nullptr && c->status == core::ConditionStatus::kTrue;
+    };
+    return s.nodes == 2 && s.resources.contains("nodes") && s.resources.at("nodes").Value() == 2 &&
+           s.resources.contains("cpu") && s.resources.contains("ephemeral-storage") &&
+           is_true("ValidationSucceeded") && is_true("NodeClassReady") && is_true("Ready") &&
+           is_true("NodeRegistrationHealthy");
+  };
+  ASSERT_TRUE(WaitFor([&] { return status_is(GetPool()); }))
+      << core::EncodeJson(GetPool().status).dump();
+  // kubectl's default columns (the CRD's printer columns): NAME NODECLASS NODES READY AGE.
+  const std::string command = absl::StrCat(std::getenv("DOVETAIL_K8S_BIN"),
+                                           "/kubectl get nodepool ", pool_, " --no-headers 2>&1");
+  std::string out;
+  ASSERT_TRUE(WaitFor([&] {
+    out.clear();
+    if (FILE* pipe = popen(command.c_str(), "r")) {
+      char buf[256];
+      while (fgets(buf, sizeof(buf), pipe) != nullptr) out += buf;
+      pclose(pipe);
+    }
+    const std::vector<std::string> columns = absl::StrSplit(out, ' ', absl::SkipEmpty());
+    return columns.size() >= 4 && columns[1] == "default" && columns[2] == "2" &&
+           columns[3] == "True";
+  })) << command
+      << ": " << out;
+  // A deleted NodeClaim leaves the count.
+  ASSERT_TRUE(client_->Delete(kube::resources::kNodeClaims, "", b).ok());
+  ASSERT_TRUE(WaitFor([&] { return GetPool().status.nodes == 1; }));
+  (void)a;
 }
 
 TEST_F(NodeClaimDisruptionIntegrationTest, EarlierStampsAreRestampedNotDrifted) {

@@ -1,0 +1,171 @@
+#include "dovetail/controllers/nodepool/status_controller.h"
+
+#include <optional>
+#include <utility>
+
+#include "dovetail/apis/core/codec.h"
+#include "dovetail/apis/validation/validation.h"
+#include "dovetail/common/absl_compat.h"
+#include "dovetail/kube/errors.h"
+#include "nlohmann/json.hpp"
+
+namespace dovetail::controllers::nodepool {
+
+namespace core = apis::core;
+namespace v1 = apis::v1;
+
+namespace {
+
+bool PoolChanged(const v1::NodePool& before, const v1::NodePool& after) {
+  return before.metadata.generation != after.metadata.generation ||
+         before.metadata.annotations != after.metadata.annotations ||
+         before.metadata.deletion_timestamp != after.metadata.deletion_timestamp;
+}
+
+}  // namespace
+
+StatusController::StatusController(const Dependencies& deps, StatusOptions options)
+    : deps_(deps),
+      options_(std::move(options)),
+      node_pools_(deps.client, kube::resources::kNodePools, {}, options_.informer_options) {
+  using PoolPtr = std::shared_ptr<const v1::NodePool>;
+  node_pools_.AddHandler({
+      .on_add = [this](const PoolPtr& pool) { Enqueue(pool->metadata.name); },
+      .on_update =
+          [this](const PoolPtr& before, const PoolPtr& after) {
+            if (PoolChanged(*before, *after)) Enqueue(after->metadata.name);
+          },
+      .on_delete = nullptr,
+  });
+}
+
+StatusController::~StatusController() {
+  Stop();
+  node_pools_.Stop();
+}
+
+void StatusController::Start() {
+  node_pools_.Start();
+  absl::MutexLock lock(&mu_);
+  if (queue_ != nullptr) return;
+  queue_ = std::make_unique<kube::WorkQueue>(options_.queue);
+  for (const auto& pool : node_pools_.store().List()) queue_->Add(pool->metadata.name);
+  workers_ = std::make_unique<kube::Controller>(
+      *queue_, [this](const std::string& key) { return Reconcile(key); }, options_.workers);
+  workers_->Start();
+}
+
+void StatusController::Stop() {
+  std::unique_ptr<kube::WorkQueue> queue;
+  std::unique_ptr<kube::Controller> workers;
+  {
+    absl::MutexLock lock(&mu_);
+    queue = std::move(queue_);
+    workers = std::move(workers_);
+  }
+  if (workers != nullptr) workers->Stop();
+  workers.reset();
+  queue.reset();
+}
+
+void StatusController::Enqueue(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  if (queue_ != nullptr) queue_->Add(name);
+}
+
+absl::StatusOr<NodeClassView> StatusController::NodeClassOf(const v1::NodePool& pool) {
+  NodeClassView view;
+  if (options_.node_classes.empty()) return view;  // kNone
+  const std::optional<v1::NodeClassReference>& ref = pool.spec.template_.spec.node_class_ref;
+  view.state = NodeClassView::State::kNotFound;
+  if (!ref.has_value()) {
+    view.message = "the NodePool names no nodeClassRef";
+    return view;
+  }
+  const kube::Resource* resource = nullptr;
+  for (const NodeClassKind& k : options_.node_classes) {
+    if (k.group == ref->group && k.kind == ref->kind) resource = k.resource;
+  }
+  if (resource == nullptr) {
+    view.message = Cat("this cloud provider serves no ", ref->kind, " of group ", ref->group);
+    return view;
+  }
+  absl::StatusOr<std::string> raw = deps_.client.Get(*resource, "", ref->name);
+  if (kube::IsNotFound(raw.status())) return view;
+  if (!raw.ok()) return raw.status();
+  const nlohmann::json object = nlohmann::json::parse(*raw, nullptr, /*allow_exceptions=*/false);
+  core::ObjectMeta metadata;
+  std::vector<core::Condition> conditions;
+  if (object.is_object()) {
+    if (object.contains("metadata")) (void)core::DecodeJson(object["metadata"], metadata);
+    const nlohmann::json* status = object.contains("status") ? &object["status"] : nullptr;
+    if (status != nullptr && status->is_object() && status->contains("conditions")) {
+      (void)core::DecodeJson((*status)["conditions"], conditions);
+    }
+  }
+  if (metadata.deletion_timestamp.has_value()) {
+    view.state = NodeClassView::State::kTerminating;
+    return view;
+  }
+  view.state = NodeClassView::State::kFound;
+  view.generation = metadata.generation;
+  for (const core::Condition& c : conditions) {
+    if (c.type == core::kConditionTypeReady) view.ready = c;
+  }
+  return view;
+}
+
+absl::StatusOr<kube::ReconcileResult> StatusController::Reconcile(const std::string& name) {
+  const kube::ReconcileResult again{.requeue_after = options_.period};
+  if (!node_pools_.HasSynced() || !deps_.cluster.Synced()) {
+    return kube::ReconcileResult{.requeue_after = absl::Seconds(1)};
+  }
+  std::shared_ptr<const v1::NodePool> cached = node_pools_.store().Get(name);
+  if (cached == nullptr || cached->metadata.deletion_timestamp.has_value()) {
+    return kube::ReconcileResult{};
+  }
+  const v1::NodePool& pool = *cached;
+
+  StatusInput input;
+  input.usage = deps_.cluster.NodePoolUsage(name);
+  ASSIGN_OR_RETURN(input.node_class, NodeClassOf(pool));
+  for (const apis::validation::FieldError& e : apis::validation::ValidateNodePool(pool)) {
+    input.validation_errors.push_back(apis::validation::ToString(e));
+  }
+  for (const auto& claim :
+       deps_.informers.node_claims().store().ByIndex(kube::kIndexNodePool, name)) {
+    const core::Condition* registered = v1::FindCondition(claim->status.conditions, "Registered");
+    if (registered == nullptr || registered->status != core::ConditionStatus::kTrue ||
+        !registered->last_transition_time.has_value()) {
+      continue;
+    }
+    if (!input.last_registration.has_value() ||
+        *registered->last_transition_time > *input.last_registration) {
+      input.last_registration = registered->last_transition_time;
+    }
+  }
+
+  // metav1.Time has whole seconds.
+  const absl::Time now = absl::FromUnixSeconds(absl::ToUnixSeconds(deps_.clock.Now()));
+  const v1::NodePoolStatus desired = DesiredStatus(pool, input, now);
+  nlohmann::json after = core::EncodeJson(desired);
+  const nlohmann::json before = core::EncodeJson(pool.status);
+  if (after == before) return again;
+  // A merge patch keeps what it does not name: resources and fields that went away are deleted.
+  if (before.contains("resources") && before["resources"].is_object()) {
+    for (const auto& [key, value] : before["resources"].items()) {
+      if (!after["resources"].contains(key)) after["resources"][key] = nullptr;
+    }
+  }
+  for (const auto& [key, value] : before.items()) {
+    if (!after.contains(key)) after[key] = nullptr;
+  }
+  const nlohmann::json patch = {{"metadata", {{"resourceVersion", pool.metadata.resource_version}}},
+                                {"status", std::move(after)}};
+  absl::StatusOr<std::string> patched = deps_.client.Patch(
+      kube::resources::kNodePools, "", name, kube::PatchType::kMerge, patch.dump(), {}, "status");
+  if (!patched.ok() && !kube::IsNotFound(patched.status())) return patched.status();
+  return again;
+}
+
+}  // namespace dovetail::controllers::nodepool

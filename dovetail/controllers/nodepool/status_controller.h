@@ -1,0 +1,82 @@
+// StatusController ("nodepool.status"): writes every NodePool's status as upstream's
+// nodepool.counter, nodepool.validation, nodepool.readiness and nodepool.registrationhealth
+// controllers do (the decisions are status.h), so `kubectl get nodepools` shows NODES and READY,
+// GitOps health checks see Ready, and dashboards read status.resources.
+//
+// Keyed by NodePool name; triggered by the controller's own NodePool informer (creation, a change
+// of generation, annotations or deletion; its own status writes do not trigger it) and again
+// every `period` (usage, the node class and NodeClaim registrations change without a NodePool
+// event). A reconcile takes the cached NodePool, the pool's usage from the cluster state (after
+// it synced), its node class (a GET of the kind `node_classes` maps its nodeClassRef to), the
+// runtime validation (apis/validation) and the NodeClaims' Registered transitions from the
+// NodeClaim informer, and merge-patches the status subresource when DesiredStatus differs, with
+// the resourceVersion it read (a conflict retries).
+// Thread-safety: see controllers/controller.h; informer handlers only enqueue.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "dovetail/apis/v1/nodepool.h"
+#include "dovetail/controllers/controller.h"
+#include "dovetail/controllers/nodepool/status.h"
+#include "dovetail/kube/informer.h"
+#include "dovetail/kube/resource.h"
+#include "dovetail/kube/workqueue.h"
+
+namespace dovetail::controllers::nodepool {
+
+// A node class kind the cloud provider serves, and where its objects are.
+struct NodeClassKind {
+  std::string group;  // nodeClassRef.group, e.g. karpenter.k8s.aws
+  std::string kind;   // nodeClassRef.kind, e.g. EC2NodeClass
+  const kube::Resource* resource = nullptr;
+};
+
+struct StatusOptions {
+  // Empty: the cloud provider has no node class objects (kwok), NodeClassReady is True.
+  std::vector<NodeClassKind> node_classes;
+  absl::Duration period = absl::Seconds(10);
+  int workers = 2;
+  kube::InformerOptions informer_options;  // of the controller's own NodePool informer
+  kube::WorkQueueOptions queue = {.base_delay = absl::Seconds(1), .max_delay = absl::Minutes(1)};
+};
+
+class StatusController final : public Controller {
+ public:
+  using NodePoolInformer = kube::Informer<kube::ApiObjectCodec<apis::v1::NodePool>>;
+
+  // Registers the NodePool informer handlers; `deps` must outlive this object.
+  explicit StatusController(const Dependencies& deps, StatusOptions options = {});
+  ~StatusController() override;
+
+  std::string_view Name() const override { return "nodepool.status"; }
+  // Starts the NodePool informer and the workers; every NodePool is reconciled at once.
+  void Start() override;
+  void Stop() override;
+
+  // One reconcile of the named NodePool (what a worker runs; public for tests).
+  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
+  NodePoolInformer& node_pools() { return node_pools_; }
+
+ private:
+  void Enqueue(const std::string& name);
+  // Errors: API errors other than NotFound.
+  absl::StatusOr<NodeClassView> NodeClassOf(const apis::v1::NodePool& pool);
+
+  const Dependencies deps_;
+  const StatusOptions options_;
+  NodePoolInformer node_pools_;
+
+  absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
+  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<kube::Controller> workers_;
+};
+
+}  // namespace dovetail::controllers::nodepool
