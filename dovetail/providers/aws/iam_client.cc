@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "dovetail/apis/hash/drift_hash.h"
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
 
@@ -138,18 +139,9 @@ absl::StatusOr<std::vector<IamInstanceProfile>> IamClient::ListInstanceProfiles(
   return out;
 }
 
-uint64_t Fnv1Hash64(std::string_view data) {
-  uint64_t h = 14695981039346656037ULL;
-  for (unsigned char c : data) {
-    h *= 1099511628211ULL;
-    h ^= c;
-  }
-  return h;
-}
-
 std::string InstanceProfileName(std::string_view cluster_name, std::string_view region,
                                 std::string_view nodeclass_name, std::string_view suffix) {
-  return Cat(cluster_name, "_", Fnv1Hash64(Cat(region, nodeclass_name, suffix)));
+  return Cat(cluster_name, "_", apis::hash::Fnv1(Cat(region, nodeclass_name, suffix)));
 }
 
 std::string InstanceProfilePath(std::string_view region, std::string_view cluster_name,

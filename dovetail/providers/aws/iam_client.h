@@ -85,11 +85,8 @@ class IamClient {
 // The <InstanceProfile> element of a response.
 IamInstanceProfile ParseInstanceProfile(const pugi::xml_node& node);
 
-// 64-bit FNV-1 of the bytes: what upstream's struct hash (hashstructure v2, its default hasher)
-// gives for a plain string.
-uint64_t Fnv1Hash64(std::string_view data);
-
-// The managed instance profile's name: "<cluster>_<FNV-1 of region + nodeclass name + suffix, in
+// The managed instance profile's name: "<cluster>_<FNV-1 (apis::hash::Fnv1, what upstream's struct
+// hash gives for a plain string) of region + nodeclass name + suffix, in
 // decimal>". Upstream passes a fresh UUID as `suffix` so a role change yields a new profile; an
 // empty suffix gives the name of Karpenter releases before that (needed to find and collect
 // their profiles).

@@ -1,5 +1,6 @@
 #include "dovetail/providers/aws/iam_client.h"
 
+#include "dovetail/apis/hash/drift_hash.h"
 #include "dovetail/providers/aws/test_server.h"
 #include "gtest/gtest.h"
 
@@ -8,8 +9,8 @@ namespace {
 
 TEST(IamNamingTest, Fnv1MatchesTheReferenceHash) {
   // Values of Go's hash/fnv New64 (FNV-1), the hasher upstream's struct hash uses by default.
-  EXPECT_EQ(Fnv1Hash64(""), 14695981039346656037ULL);
-  EXPECT_EQ(Fnv1Hash64("us-west-2default"), 4067990795380418201ULL);
+  EXPECT_EQ(apis::hash::Fnv1(""), 14695981039346656037ULL);
+  EXPECT_EQ(apis::hash::Fnv1("us-west-2default"), 4067990795380418201ULL);
 }
 
 TEST(IamNamingTest, InstanceProfileNameIsClusterAndHashOfRegionNodeClassAndSuffix) {
