@@ -189,7 +189,12 @@ def main() -> int:
                               upstream.proc, timeout=300, interval=2),
                      upstream.tail()):
             return 1
-        time.sleep(5)  # let upstream finish its stamps and status writes
+        # Upstream stamps its NodePools and NodeClaims with its hashes (and only then are they
+        # worth comparing).
+        wait_for("upstream's hash stamps", lambda: all(
+            pool_annotations(p).get("karpenter.sh/nodepool-hash") for p in (POOL_A, POOL_B)) and all(
+            c["metadata"].get("annotations", {}).get("karpenter.sh/nodepool-hash")
+            for c in claims().values()), upstream.proc, timeout=60, interval=1)
         before = claims()
         check("upstream launched NodeClaims in both NodePools",
               bool(claims(POOL_A)) and bool(claims(POOL_B)), str(list(before)))
@@ -281,7 +286,10 @@ def main() -> int:
               wait_for("app-b running again", lambda: settled({"app-a": REPLICAS,
                                                                "app-b": REPLICAS}),
                        upstream.proc, timeout=300, interval=2), upstream.tail())
-        time.sleep(30)  # upstream's drift checks
+        # A soak rather than a condition: what is checked is that nothing happens. Upstream's
+        # NodeClaim disruption controller reconciles every NodeClaim when it starts; 30 s after
+        # its pods are back it has looked at each of them.
+        time.sleep(30)
         now_a = claims(POOL_A)
         check("upstream keeps the NodeClaims Dovetail launched and drifts none of them",
               dovetail_claims <= set(now_a) and not any(
