@@ -1,5 +1,6 @@
 #include "dovetail/metrics/registry.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -110,6 +111,11 @@ void Gauge::Expose(std::string& out) const {
     absl::StrAppend(&out, name_, Labels(labels), " ", Number(v), "\n");
 }
 
+void Gauge::Delete(const LabelValues& values) {
+  absl::MutexLock lock(&mu_);
+  values_.erase(values);
+}
+
 Histogram::Histogram(std::string name, std::string help, std::vector<std::string> label_names,
                      std::vector<double> buckets)
     : Metric(std::move(name), std::move(help), std::move(label_names)),
@@ -159,16 +165,61 @@ void Histogram::Expose(std::string& out) const {
   }
 }
 
+Summary::Summary(std::string name, std::string help, std::vector<std::string> label_names,
+                 std::chrono::seconds max_age)
+    : Metric(std::move(name), std::move(help), std::move(label_names)), max_age_(max_age) {}
+
+void Summary::Observe(const LabelValues& values, double value) {
+  if (values.size() != label_names_.size()) return;
+  absl::MutexLock lock(&mu_);
+  Series& s = series_[values];
+  s.window.emplace_back(std::chrono::steady_clock::now(), value);
+  if (s.window.size() > kMaxSamples) s.window.pop_front();
+  ++s.count;
+  s.sum += value;
+}
+
+uint64_t Summary::Count(const LabelValues& values) const {
+  absl::MutexLock lock(&mu_);
+  auto it = series_.find(values);
+  return it == series_.end() ? 0 : it->second.count;
+}
+
+void Summary::Expose(std::string& out) const {
+  Header(out, "summary");
+  const SteadyTime oldest = std::chrono::steady_clock::now() - max_age_;
+  absl::MutexLock lock(&mu_);
+  for (auto& [labels, s] : series_) {
+    while (!s.window.empty() && s.window.front().first < oldest) s.window.pop_front();
+    std::vector<double> sorted;
+    sorted.reserve(s.window.size());
+    for (const auto& [at, v] : s.window) sorted.push_back(v);
+    std::sort(sorted.begin(), sorted.end());
+    for (double q : {0.0, 0.5, 0.9, 0.99, 1.0}) {
+      // Nearest rank; NaN for an empty window, as client_golang reports.
+      double v = std::nan("");
+      if (!sorted.empty()) {
+        size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+        v = sorted[rank == 0 ? 0 : rank - 1];
+      }
+      absl::StrAppend(&out, name_, Labels(labels, absl::StrCat("quantile=\"", Number(q), "\"")),
+                      " ", Number(v), "\n");
+    }
+    absl::StrAppend(&out, name_, "_sum", Labels(labels), " ", Number(s.sum), "\n");
+    absl::StrAppend(&out, name_, "_count", Labels(labels), " ", s.count, "\n");
+  }
+}
+
 std::vector<double> DurationBuckets() {
   return {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600};
 }
 
-Counter& Registry::NewCounter(const std::string& name, const std::string& help,
-                              std::vector<std::string> label_names) {
+template <typename T, typename... Args>
+T& Registry::Register(const std::string& name, Args&&... args) {
   absl::MutexLock lock(&mu_);
   auto& slot = metrics_[name];
-  if (slot == nullptr) slot = std::make_unique<Counter>(name, help, std::move(label_names));
-  auto* m = dynamic_cast<Counter*>(slot.get());
+  if (slot == nullptr) slot = std::make_unique<T>(name, std::forward<Args>(args)...);
+  auto* m = dynamic_cast<T*>(slot.get());
   if (m == nullptr) {
     std::fprintf(stderr, "metric %s registered twice with different types\n", name.c_str());
     std::abort();
@@ -176,36 +227,37 @@ Counter& Registry::NewCounter(const std::string& name, const std::string& help,
   return *m;
 }
 
+Counter& Registry::NewCounter(const std::string& name, const std::string& help,
+                              std::vector<std::string> label_names) {
+  return Register<Counter>(name, help, std::move(label_names));
+}
+
 Gauge& Registry::NewGauge(const std::string& name, const std::string& help,
                           std::vector<std::string> label_names) {
-  absl::MutexLock lock(&mu_);
-  auto& slot = metrics_[name];
-  if (slot == nullptr) slot = std::make_unique<Gauge>(name, help, std::move(label_names));
-  auto* m = dynamic_cast<Gauge*>(slot.get());
-  if (m == nullptr) {
-    std::fprintf(stderr, "metric %s registered twice with different types\n", name.c_str());
-    std::abort();
-  }
-  return *m;
+  return Register<Gauge>(name, help, std::move(label_names));
 }
 
 Histogram& Registry::NewHistogram(const std::string& name, const std::string& help,
                                   std::vector<std::string> label_names,
                                   std::vector<double> buckets) {
-  absl::MutexLock lock(&mu_);
-  auto& slot = metrics_[name];
-  if (slot == nullptr) {
-    slot = std::make_unique<Histogram>(name, help, std::move(label_names), std::move(buckets));
-  }
-  auto* m = dynamic_cast<Histogram*>(slot.get());
-  if (m == nullptr) {
-    std::fprintf(stderr, "metric %s registered twice with different types\n", name.c_str());
-    std::abort();
-  }
-  return *m;
+  return Register<Histogram>(name, help, std::move(label_names), std::move(buckets));
+}
+
+Summary& Registry::NewSummary(const std::string& name, const std::string& help,
+                              std::vector<std::string> label_names) {
+  return Register<Summary>(name, help, std::move(label_names));
+}
+
+void Registry::OnScrape(std::function<void()> refresh) {
+  absl::MutexLock lock(&refresh_mu_);
+  refreshers_.push_back(std::move(refresh));
 }
 
 std::string Registry::Expose() const {
+  {
+    absl::MutexLock lock(&refresh_mu_);
+    for (const auto& refresh : refreshers_) refresh();
+  }
   std::string out;
   absl::MutexLock lock(&mu_);
   for (const auto& [name, m] : metrics_) m->Expose(out);

@@ -7,6 +7,9 @@
 // class here is thread-safe.
 #pragma once
 
+#include <chrono>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -59,6 +62,8 @@ class Gauge final : public Metric {
   double Value(const LabelValues& values = {}) const;
   // Replaces every sample (for gauges recomputed from a snapshot, such as pods by phase).
   void Replace(std::map<LabelValues, double> values);
+  // Removes one series (a pod or node that is gone); absent series are ignored.
+  void Delete(const LabelValues& values);
   void Expose(std::string& out) const override;
 
  private:
@@ -87,6 +92,31 @@ class Histogram final : public Metric {
   std::map<LabelValues, Series> series_ ABSL_GUARDED_BY(mu_);
 };
 
+// A summary with the quantiles 0, 0.5, 0.9, 0.99 and 1 (upstream's objectives), computed exactly
+// over the observations of the last `max_age` (client_golang's default window, 10 minutes), at
+// most `kMaxSamples` per series (the oldest are dropped first). _sum and _count cover every
+// observation, as in client_golang.
+class Summary final : public Metric {
+ public:
+  static constexpr size_t kMaxSamples = 2048;
+  Summary(std::string name, std::string help, std::vector<std::string> label_names,
+          std::chrono::seconds max_age = std::chrono::minutes(10));
+  void Observe(const LabelValues& values, double value);
+  uint64_t Count(const LabelValues& values = {}) const;
+  void Expose(std::string& out) const override;
+
+ private:
+  using SteadyTime = std::chrono::steady_clock::time_point;
+  struct Series {
+    std::deque<std::pair<SteadyTime, double>> window;
+    uint64_t count = 0;
+    double sum = 0;
+  };
+  std::chrono::seconds max_age_;
+  mutable absl::Mutex mu_;
+  mutable std::map<LabelValues, Series> series_ ABSL_GUARDED_BY(mu_);
+};
+
 // Upstream's default duration buckets (seconds).
 std::vector<double> DurationBuckets();
 
@@ -98,12 +128,23 @@ class Registry {
                   std::vector<std::string> label_names = {});
   Histogram& NewHistogram(const std::string& name, const std::string& help,
                           std::vector<std::string> label_names, std::vector<double> buckets);
+  Summary& NewSummary(const std::string& name, const std::string& help,
+                      std::vector<std::string> label_names = {});
   // A metric registered twice under one name is returned again (its type must match).
+  //
+  // `refresh` runs at the start of every Expose(), before any metric is written, for gauges read
+  // from outside at scrape time (process_*, queue depths). It must not call Expose().
+  void OnScrape(std::function<void()> refresh);
   std::string Expose() const;
 
  private:
+  template <typename T, typename... Args>
+  T& Register(const std::string& name, Args&&... args);
+
   mutable absl::Mutex mu_;
   std::map<std::string, std::unique_ptr<Metric>> metrics_ ABSL_GUARDED_BY(mu_);
+  mutable absl::Mutex refresh_mu_;  // held while refreshing: one scrape refreshes at a time
+  std::vector<std::function<void()>> refreshers_ ABSL_GUARDED_BY(refresh_mu_);
 };
 
 }  // namespace dovetail::metrics

@@ -11,6 +11,7 @@ namespace dovetail::metrics {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(RegistryTest, ExposesCountersGaugesAndHistogramsInTextFormat) {
   Registry r;
@@ -49,6 +50,43 @@ TEST(RegistryTest, EscapesLabelValues) {
   Registry r;
   r.NewGauge("g", "help with \\ backslash", {"v"}).Set({"a\"b\nc"}, 1);
   EXPECT_THAT(r.Expose(), HasSubstr("g{v=\"a\\\"b\\nc\"} 1\n"));
+}
+
+TEST(RegistryTest, SummariesReportUpstreamsQuantilesOverTheWindow) {
+  Registry r;
+  Summary& s = r.NewSummary("karpenter_pods_startup_duration_seconds", "Startup.");
+  for (int i = 1; i <= 100; ++i) s.Observe({}, i);
+  s.Observe({"bad-arity"}, 1);  // dropped
+  const std::string text = r.Expose();
+  EXPECT_THAT(text, HasSubstr("# TYPE karpenter_pods_startup_duration_seconds summary\n"));
+  EXPECT_THAT(text, HasSubstr("karpenter_pods_startup_duration_seconds{quantile=\"0\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("karpenter_pods_startup_duration_seconds{quantile=\"0.5\"} 50\n"));
+  EXPECT_THAT(text, HasSubstr("karpenter_pods_startup_duration_seconds{quantile=\"0.99\"} 99\n"));
+  EXPECT_THAT(text, HasSubstr("karpenter_pods_startup_duration_seconds{quantile=\"1\"} 100\n"));
+  EXPECT_THAT(text, HasSubstr("karpenter_pods_startup_duration_seconds_sum 5050\n"));
+  EXPECT_THAT(text, HasSubstr("karpenter_pods_startup_duration_seconds_count 100\n"));
+
+  Summary& old = r.NewSummary("old", "Window of zero.", {"nodepool"});
+  Summary expired("expired", "", {"nodepool"}, std::chrono::seconds(0));
+  expired.Observe({"a"}, 3);
+  std::string out;
+  expired.Expose(out);
+  EXPECT_THAT(out, HasSubstr("expired{nodepool=\"a\",quantile=\"0.5\"} NaN\n"));
+  EXPECT_THAT(out, HasSubstr("expired_count{nodepool=\"a\"} 1\n"));
+  EXPECT_EQ(old.Count({"a"}), 0u);
+}
+
+TEST(RegistryTest, DeletesGaugeSeriesAndRefreshesBeforeEachScrape) {
+  Registry r;
+  Gauge& g = r.NewGauge("g", "", {"pod"});
+  int scrapes = 0;
+  r.OnScrape([&] { g.Set({"p"}, ++scrapes); });
+  EXPECT_THAT(r.Expose(), HasSubstr("g{pod=\"p\"} 1\n"));
+  EXPECT_THAT(r.Expose(), HasSubstr("g{pod=\"p\"} 2\n"));
+  g.Set({"q"}, 5);
+  g.Delete({"q"});
+  g.Delete({"absent"});
+  EXPECT_THAT(r.Expose(), Not(HasSubstr("g{pod=\"q\"}")));
 }
 
 TEST(HttpEndpointTest, ServesRegisteredPaths) {
