@@ -165,6 +165,10 @@ absl::Status DecodeOwner(value v, const DecodeContext& ctx, OwnerRef& out) {
       std::string_view kind;
       RETURN_IF_ERROR(GetStringView(item, kind, "ownerReferences.kind"));
       out.kind = ctx.pool->Intern(kind);
+    } else if (key == "apiVersion") {
+      std::string_view api_version;
+      RETURN_IF_ERROR(GetStringView(item, api_version, "ownerReferences.apiVersion"));
+      out.api_version = ctx.pool->Intern(api_version);
     } else if (key == "name") {
       return GetString(item, out.name, "ownerReferences.name");
     } else if (key == "uid") {
@@ -255,6 +259,7 @@ absl::Status DecodeToleration(value v, const DecodeContext& ctx, CompactTolerati
 
 struct ContainerRequests {
   std::vector<ResourceAmount> requests;
+  std::vector<ResourceAmount> limits;
   bool sidecar = false;
   bool claims = false;  // resources.claims is not empty
 };
@@ -274,6 +279,7 @@ absl::Status DecodeContainer(value v, const DecodeContext& ctx, ContainerRequest
     if (key == "resources") {
       return ForFields(item, "resources", [&](std::string_view rkey, value r) -> absl::Status {
         if (rkey == "requests") return GetResourceList(r, ctx, out.requests, "requests");
+        if (rkey == "limits") return GetResourceList(r, ctx, out.limits, "limits");
         if (rkey == "claims") return NonEmptyArray(r, out.claims, "resources.claims");
         return absl::OkStatus();
       });
@@ -383,28 +389,40 @@ absl::Status DecodePodSpec(value v, const DecodeContext& ctx, PodInfo& out) {
   for (const auto* list : {&containers, &init_containers}) {
     for (const ContainerRequests& c : *list) out.has_dra_requirements |= c.claims;
   }
-  // Effective requests: regular containers plus sidecars run together; each regular init
-  // container runs alone after the sidecars started before it.
-  std::vector<ResourceAmount> total;
-  for (const ContainerRequests& c : containers) AddTo(total, c.requests);
-  std::vector<ResourceAmount> sidecars;
-  std::vector<ResourceAmount> init_peak;
-  for (const ContainerRequests& c : init_containers) {
-    if (c.sidecar) {
-      AddTo(sidecars, c.requests);
-      MaxInto(init_peak, sidecars);
-    } else {
-      std::vector<ResourceAmount> running = sidecars;
-      AddTo(running, c.requests);
-      MaxInto(init_peak, running);
+  // Effective requests (and limits, alike): regular containers plus sidecars run together; each
+  // regular init container runs alone after the sidecars started before it.
+  auto effective = [&](std::vector<ResourceAmount> ContainerRequests::*field) {
+    std::vector<ResourceAmount> total;
+    for (const ContainerRequests& c : containers) AddTo(total, c.*field);
+    std::vector<ResourceAmount> sidecars;
+    std::vector<ResourceAmount> init_peak;
+    for (const ContainerRequests& c : init_containers) {
+      if (c.sidecar) {
+        AddTo(sidecars, c.*field);
+        MaxInto(init_peak, sidecars);
+      } else {
+        std::vector<ResourceAmount> running = sidecars;
+        AddTo(running, c.*field);
+        MaxInto(init_peak, running);
+      }
     }
-  }
-  AddTo(total, sidecars);
-  MaxInto(total, init_peak);
-  AddTo(total, overhead);
-  std::sort(total.begin(), total.end(),
-            [](const ResourceAmount& a, const ResourceAmount& b) { return a.name < b.name; });
-  out.requests = std::move(total);
+    AddTo(total, sidecars);
+    MaxInto(total, init_peak);
+    if (field == &ContainerRequests::requests) {
+      AddTo(total, overhead);
+    } else {  // the overhead is added to the limits that are set, as Kubernetes does
+      for (ResourceAmount& t : total) {
+        for (const ResourceAmount& o : overhead) {
+          if (o.name == t.name) t.milli += o.milli;
+        }
+      }
+    }
+    std::sort(total.begin(), total.end(),
+              [](const ResourceAmount& a, const ResourceAmount& b) { return a.name < b.name; });
+    return total;
+  };
+  out.requests = effective(&ContainerRequests::requests);
+  out.limits = effective(&ContainerRequests::limits);
   return absl::OkStatus();
 }
 
@@ -423,16 +441,20 @@ absl::Status DecodePodStatus(value v, PodInfo& out) {
     } else if (key == "conditions") {
       return ForElements(item, "status.conditions", [&](value cond) -> absl::Status {
         std::string type, status, reason;
+        std::optional<absl::Time> transition;
         RETURN_IF_ERROR(ForFields(cond, "conditions", [&](std::string_view ck, value cv) {
           if (ck == "type") return GetString(cv, type, "type");
           if (ck == "status") return GetString(cv, status, "status");
           if (ck == "reason") return GetString(cv, reason, "reason");
+          if (ck == "lastTransitionTime") return GetTime(cv, transition, "lastTransitionTime");
           return absl::OkStatus();
         }));
         if (type == "PodScheduled") {
           out.unschedulable = status == "False" && reason == "Unschedulable";
+          if (status == "True") out.scheduled_transition = transition.value_or(absl::UnixEpoch());
         } else if (type == "Ready") {
           out.ready = status == "True";
+          if (out.ready) out.ready_transition = transition.value_or(absl::UnixEpoch());
         }
         return absl::OkStatus();
       });
@@ -587,7 +609,7 @@ size_t ApproximateBytes(const PodInfo& pod) {
   size_t bytes = sizeof(PodInfo) + MetaBytes(pod.meta) + StringBytes(pod.node_name) +
                  StringBytes(pod.nominated_node_name) + StringBytes(pod.affinity_json) +
                  StringBytes(pod.topology_spread_json);
-  bytes += pod.requests.capacity() * sizeof(ResourceAmount);
+  bytes += (pod.requests.capacity() + pod.limits.capacity()) * sizeof(ResourceAmount);
   bytes += pod.node_selector.capacity() * sizeof(KeyValue);
   for (const KeyValue& kv : pod.node_selector) bytes += StringBytes(kv.value);
   bytes += pod.tolerations.capacity() * sizeof(CompactToleration);

@@ -34,6 +34,7 @@ struct KeyValue {
 };
 
 struct OwnerRef {
+  Interned api_version = nullptr;  // "" when absent
   Interned kind = nullptr;
   std::string name;
   std::string uid;
@@ -87,9 +88,14 @@ struct PodInfo {
   apis::core::PodPhase phase = apis::core::PodPhase::kPending;
   bool unschedulable = false;  // condition PodScheduled=False, reason Unschedulable
   bool ready = false;
+  // lastTransitionTime of the PodScheduled=True and Ready=True conditions, when they hold.
+  std::optional<absl::Time> scheduled_transition;
+  std::optional<absl::Time> ready_transition;
   // Effective requests as the scheduler computes them (containers, init containers including
   // sidecars, overhead), sorted by name pointer.
   std::vector<ResourceAmount> requests;
+  // Effective limits, computed as the requests are (metrics only), sorted by name pointer.
+  std::vector<ResourceAmount> limits;
   std::vector<KeyValue> node_selector;
   std::vector<CompactToleration> tolerations;
   std::vector<std::string> pvc_names;  // persistentVolumeClaim claimNames

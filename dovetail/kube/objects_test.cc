@@ -35,12 +35,15 @@ constexpr char kPodJson[] = R"({
        "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}},
       {"name": "migrate", "resources": {"requests": {"cpu": "2", "memory": "32Mi"}}}],
     "containers": [
-      {"name": "a", "image": "nginx", "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}},
+      {"name": "a", "image": "nginx", "resources": {"requests": {"cpu": "250m", "memory": "1Gi"},
+                                                    "limits": {"cpu": "1", "memory": "1Gi"}},
        "ports": [{"containerPort": 80, "hostPort": 8080}]},
       {"name": "b", "resources": {"requests": {"cpu": "250m"}}}]},
   "status": {"phase": "Running", "nominatedNodeName": "",
-    "conditions": [{"type": "Ready", "status": "True"},
-                   {"type": "PodScheduled", "status": "True"}]}
+    "conditions": [{"type": "Ready", "status": "True",
+                    "lastTransitionTime": "2024-05-01T10:01:30Z"},
+                   {"type": "PodScheduled", "status": "True",
+                    "lastTransitionTime": "2024-05-01T10:00:05Z"}]}
 })";
 
 absl::Status DecodePodText(std::string text, StringPool& pool, PodInfo& pod) {
@@ -66,12 +69,20 @@ TEST(DecodePodTest, KeepsSchedulingFieldsAndComputesEffectiveRequests) {
   EXPECT_EQ(pod.meta.Annotation("huge"), nullptr);
   ASSERT_EQ(pod.meta.owners.size(), 1u);
   EXPECT_EQ(*pod.meta.owners[0].kind, "ReplicaSet");
+  EXPECT_EQ(*pod.meta.owners[0].api_version, "apps/v1");
   EXPECT_TRUE(pod.meta.owners[0].controller);
   EXPECT_EQ(pod.node_name, "node-a");
   EXPECT_EQ(pod.priority, 100);
   EXPECT_EQ(pod.phase, apis::core::PodPhase::kRunning);
   EXPECT_TRUE(pod.ready);
   EXPECT_FALSE(pod.unschedulable);
+  EXPECT_EQ(pod.scheduled_transition, absl::FromUnixSeconds(1714557605));
+  EXPECT_EQ(pod.ready_transition, absl::FromUnixSeconds(1714557690));
+  // Limits as Kubernetes computes them: only container a sets any.
+  ASSERT_EQ(pod.limits.size(), 2u);
+  for (const ResourceAmount& l : pod.limits) {
+    EXPECT_EQ(l.milli, *l.name == "cpu" ? 1000 : (int64_t{1} << 30) * 1000) << *l.name;
+  }
   // cpu: max(containers 500m + sidecar 100m, sidecar 100m + init 2000m) = 2100m.
   EXPECT_EQ(pod.RequestMilli("cpu"), 2100);
   // memory: max(1Gi + 64Mi, 64Mi + 32Mi).
