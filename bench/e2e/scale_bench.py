@@ -8,7 +8,8 @@ Reports, from one run:
   - NodeClaims launched and their cost per hour (kwok's instance-price label);
   - the controller's CPU seconds (utime + stime from /proc) and peak RSS (VmHWM);
   - the controller's decision time: the provisioner's scheduling-simulation histogram
-    (karpenter_provisioner_scheduling_duration_seconds: sum, count, max bucket) from /metrics.
+    (karpenter_scheduler_scheduling_duration_seconds{controller="provisioner"}: sum, count, max
+    bucket) from /metrics.
 
 Usage: bench/e2e/scale_bench.py [--pods 1000] [--dovetail BIN] [--json OUT]
 Targets (docs/benchmarks.md): decision time <= 100 ms at 1,000 pods; peak RSS <= 80 MB.
@@ -130,7 +131,9 @@ spec:
         nodes = json.loads(k("get", "nodes", "-o", "json"))["items"]
         price = sum(float(n["metadata"].get("labels", {}).get("eks-node-viewer/instance-price", "0") or 0)
                     for n in nodes)
-        total, count, buckets = histogram(scrape(port), "karpenter_provisioner_scheduling_duration_seconds")
+        total, count, buckets = histogram(
+            "\n".join(l for l in scrape(port).splitlines() if 'controller="provisioner"' in l),
+            "karpenter_scheduler_scheduling_duration_seconds")
         result = {
             "pods": args.pods, "running": running, "seconds_to_running": round(elapsed, 2),
             "node_claims": len(claims), "cost_per_hour": round(price, 4),

@@ -149,6 +149,7 @@ void Cluster::UpdatePod(PodPtr pod) {
 }
 
 void Cluster::DeletePod(const kube::PodInfo& pod) {
+  pod_scheduling_times_.Forget(pod.meta.Key());
   absl::MutexLock lock(&mu_);
   Unbind(pod.meta.Key());
 }

@@ -48,6 +48,7 @@
 #include "absl/time/time.h"
 #include "dovetail/common/clock.h"
 #include "dovetail/common/quantity.h"
+#include "dovetail/state/pod_scheduling_times.h"
 #include "dovetail/state/snapshot.h"
 #include "dovetail/state/state_node.h"
 
@@ -102,6 +103,11 @@ class Cluster {
   void AddSyncCheck(std::function<bool()> synced);
   bool Synced() const;
 
+  // When provisioning acked, decided about and placed each pending pod (pod_scheduling_times.h);
+  // a deleted pod's entry is dropped by DeletePod.
+  PodSchedulingTimes& pod_scheduling_times() { return pod_scheduling_times_; }
+  const PodSchedulingTimes& pod_scheduling_times() const { return pod_scheduling_times_; }
+
  private:
   struct Entry {
     NodePtr node;
@@ -129,6 +135,7 @@ class Cluster {
 
   const Clock& clock_;
   std::vector<std::function<bool()>> sync_checks_;
+  PodSchedulingTimes pod_scheduling_times_;
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);

@@ -14,7 +14,7 @@ etcd, kube-scheduler, kube-controller-manager, kwok).
   4. Deleting a NodeClaim drains and removes its Node; every pod runs again (on a replacement).
   5. SIGTERM stops the controller cleanly (exit 0).
 Along the way: /readyz and /metrics (karpenter_pods_state, karpenter_nodeclaims_created_total,
-karpenter_provisioner_scheduling_duration_seconds) on the ports the controller logs.
+karpenter_scheduler_scheduling_duration_seconds) on the ports the controller logs.
 
 Usage: controller_e2e_test.py DOVETAIL_BINARY. Needs KUBECONFIG and DOVETAIL_K8S_BIN (set by
 dovetail_kube_test). Prints `N passed, M failed` last; exits non-zero if anything failed.
@@ -211,8 +211,9 @@ def main() -> int:
             created = sum(float(l.split()[-1]) for l in text.splitlines()
                           if l.startswith("karpenter_nodeclaims_created_total{") and f'nodepool="{POOL}"' in l)
             check("karpenter_nodeclaims_created_total counts the NodeClaims", created >= len(cs), str(created))
-            check("karpenter_provisioner_scheduling_duration_seconds is exported",
-                  "karpenter_provisioner_scheduling_duration_seconds_count" in text)
+            check("karpenter_scheduler_scheduling_duration_seconds is exported",
+                  'karpenter_scheduler_scheduling_duration_seconds_count{controller="provisioner"}'
+                  in text)
         except OSError as e:
             check("/metrics and /readyz are served", False, f"{ports}: {e}")
 

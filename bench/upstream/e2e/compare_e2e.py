@@ -477,16 +477,10 @@ class Run:
             down.update(self.snapshot())
             log(f"{self.which} N={self.n}: scale-in {json.dumps(down)}")
             result["scale_in"] = down
-            # The provisioner's scheduling simulations: Dovetail exports them under the pre-v1
-            # name, upstream v1 as karpenter_scheduler_scheduling_duration_seconds{controller=...}.
-            text = scrape(self.metrics_port)
-            if self.which == "upstream":
-                text = "\n".join(line for line in text.splitlines()
-                                 if 'controller="provisioner"' in line)
-                name = "karpenter_scheduler_scheduling_duration_seconds"
-            else:
-                name = "karpenter_provisioner_scheduling_duration_seconds"
-            total, count, _ = histogram(text, name)
+            # The provisioner's scheduling simulations (both export upstream v1's name).
+            text = "\n".join(line for line in scrape(self.metrics_port).splitlines()
+                             if 'controller="provisioner"' in line)
+            total, count, _ = histogram(text, "karpenter_scheduler_scheduling_duration_seconds")
             result["scheduling_simulations"] = int(count)
             result["scheduling_seconds_total"] = round(total, 3)
             if not settled:

@@ -40,6 +40,7 @@ BudgetMapping BuildBudgetMapping(const ClusterView& view, apis::v1::DisruptionRe
     std::string error;
     const int64_t busy = disrupting.contains(pool) ? disrupting.at(pool) : 0;
     out.remaining[pool] = RemainingDisruptions(it->second, reason, nodes, busy, view.now, &error);
+    out.consuming[pool] = busy;
     if (!error.empty()) out.errors.push_back(absl::StrCat("nodepool/", pool, ": ", error));
   }
   std::sort(out.errors.begin(), out.errors.end());

@@ -162,6 +162,9 @@ struct Command {
 // deleting, marked for deletion or queued). Pools absent from `remaining` have no nodes.
 struct BudgetMapping {
   absl::flat_hash_map<std::string, int64_t> remaining;
+  // Nodes of the pool already disrupting (not ready, deleting, marked or queued), which the
+  // remaining budget excludes (karpenter_nodepools_nodes_consuming_budgets).
+  absl::flat_hash_map<std::string, int64_t> consuming;
   std::vector<std::string> errors;  // invalid budgets, "nodepool/name: ..."
   int64_t Remaining(std::string_view pool) const;
   void Take(std::string_view pool);  // one fewer (never below 0)
@@ -197,6 +200,8 @@ class Simulator {
 struct MethodResult {
   std::vector<Command> commands;
   std::vector<Explanation> explanations;
+  size_t eligible = 0;  // the method's candidates (karpenter_voluntary_disruption_eligible_nodes)
+  bool timed_out = false;  // a consolidation search stopped at its time limit
 };
 
 // Runs one method (§2.8.4–2.8.9), taking budget from `budgets` for every command it returns.

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,7 +74,26 @@ DisruptionController::DisruptionController(const Dependencies& deps, ControllerO
     evaluation_duration_metric_ = &deps_.metrics->NewHistogram(
         "karpenter_voluntary_disruption_decision_evaluation_duration_seconds",
         "Duration of the disruption decision evaluation process in seconds.",
-        {"method", "consolidation_type"}, metrics::DurationBuckets());
+        {"reason", "consolidation_type"}, metrics::DurationBuckets());
+    decisions_by_pool_metric_ = &deps_.metrics->NewCounter(
+        "karpenter_voluntary_disruption_decisions_by_nodepool_total",
+        "Number of disruption decisions performed, by the NodePool of the disrupted nodes.",
+        {"nodepool", "decision", "reason", "consolidation_type"});
+    eligible_nodes_metric_ = &deps_.metrics->NewGauge(
+        "karpenter_voluntary_disruption_eligible_nodes",
+        "Number of nodes eligible for disruption by Karpenter, by disruption reason.", {"reason"});
+    consolidation_timeouts_metric_ = &deps_.metrics->NewCounter(
+        "karpenter_voluntary_disruption_consolidation_timeouts_total",
+        "Number of times the consolidation search stopped at its time limit.",
+        {"consolidation_type"});
+    for (Method m : {Method::kMultiNodeConsolidation, Method::kSingleNodeConsolidation}) {
+      consolidation_timeouts_metric_->Inc({std::string(ConsolidationType(m))}, 0);
+    }
+    consuming_budgets_metric_ = &deps_.metrics->NewGauge(
+        "karpenter_nodepools_nodes_consuming_budgets",
+        "The number of nodes of a NodePool that are disrupting (not ready, deleting or marked) "
+        "and so use up its disruption budget.",
+        {"nodepool", "reason"});
     allowed_disruptions_metric_ = &deps_.metrics->NewGauge(
         "karpenter_nodepools_allowed_disruptions",
         "The number of nodes for a given NodePool that can be concurrently disrupting at a point "
@@ -279,14 +299,23 @@ absl::StatusOr<PassResult> DisruptionController::RunOnceLocked(bool defer_valida
         allowed_disruptions_metric_->Set({pool, ReasonLabel(reason)},
                                          static_cast<double>(remaining));
       }
+      for (const auto& [pool, busy] : budgets.consuming) {
+        consuming_budgets_metric_->Set({pool, ReasonLabel(reason)}, static_cast<double>(busy));
+      }
     }
     const absl::Time start = deps_.clock.Now();
     absl::StatusOr<MethodResult> computed =
         ComputeCommands(method, view, *simulator, budgets, options_.decisions, deps_.clock);
     if (evaluation_duration_metric_ != nullptr) {
       evaluation_duration_metric_->Observe(
-          {std::string(MethodName(method)), std::string(ConsolidationType(method))},
+          {ReasonLabel(reason), std::string(ConsolidationType(method))},
           absl::ToDoubleSeconds(deps_.clock.Now() - start));
+    }
+    if (computed.ok() && eligible_nodes_metric_ != nullptr) {
+      eligible_nodes_metric_->Set({ReasonLabel(reason)}, static_cast<double>(computed->eligible));
+      if (computed->timed_out) {
+        consolidation_timeouts_metric_->Inc({std::string(ConsolidationType(method))});
+      }
     }
     if (!computed.ok()) {
       AddError(computed.status());
@@ -341,6 +370,12 @@ void DisruptionController::StartCommands(Method method, const std::vector<Comman
     if (decisions_metric_ != nullptr) {
       decisions_metric_->Inc({std::string(command.Decision()), ReasonLabel(reason),
                               std::string(ConsolidationType(method))});
+      std::set<std::string> pools;
+      for (const Candidate& c : command.candidates) pools.insert(c.node_pool);
+      for (const std::string& pool : pools) {
+        decisions_by_pool_metric_->Inc({pool, std::string(command.Decision()), ReasonLabel(reason),
+                                        std::string(ConsolidationType(method))});
+      }
     }
     std::vector<Explanation> disrupted;
     for (const Candidate& c : command.candidates) {

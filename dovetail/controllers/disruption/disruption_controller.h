@@ -38,10 +38,13 @@
 // endpoint.
 //
 // Metrics (when deps.metrics is set): karpenter_voluntary_disruption_decisions_total{decision,
-// reason, consolidation_type}, karpenter_voluntary_disruption_failed_validations_total{
-// consolidation_type}, karpenter_voluntary_disruption_decision_evaluation_duration_seconds{method,
-// consolidation_type}, karpenter_nodepools_allowed_disruptions{nodepool, reason} (what the pass
-// may still start: allowed minus disrupting), and the queue's.
+// reason, consolidation_type} and _decisions_by_nodepool_total{nodepool, ...} (one per NodePool
+// of the command's candidates), _failed_validations_total{consolidation_type},
+// _decision_evaluation_duration_seconds{reason, consolidation_type}, _eligible_nodes{reason} (the
+// method's candidates), _consolidation_timeouts_total{consolidation_type} (searches stopped at
+// their time limit), karpenter_nodepools_allowed_disruptions{nodepool, reason} (what the pass may
+// still start: allowed minus disrupting), karpenter_nodepools_nodes_consuming_budgets{nodepool,
+// reason} (the disrupting nodes), and the queue's.
 //
 // Involuntary replacement (Replacer, replacer.h; replace.cc): Replace() runs under the same lock
 // as the passes. It takes the node by NodeClaim name, with none of the voluntary filters
@@ -208,6 +211,10 @@ class DisruptionController : public Controller, public Replacer {
   metrics::Counter* decisions_metric_ = nullptr;
   metrics::Counter* failed_validations_metric_ = nullptr;
   metrics::Histogram* evaluation_duration_metric_ = nullptr;
+  metrics::Counter* decisions_by_pool_metric_ = nullptr;
+  metrics::Gauge* eligible_nodes_metric_ = nullptr;
+  metrics::Counter* consolidation_timeouts_metric_ = nullptr;
+  metrics::Gauge* consuming_budgets_metric_ = nullptr;
   metrics::Gauge* allowed_disruptions_metric_ = nullptr;
 
   absl::Mutex pass_mu_;

@@ -541,6 +541,7 @@ MethodResult Emptiness(const ClusterView& view, BudgetMapping& budgets, const Op
   MethodResult out;
   std::vector<Candidate> candidates =
       GetCandidates(view, Method::kEmptiness, options, &out.explanations);
+  out.eligible = candidates.size();
   const OnDemandBaseGuard guard(view);
   Command command;
   command.method = Method::kEmptiness;
@@ -574,6 +575,7 @@ absl::StatusOr<MethodResult> Drift(const ClusterView& view, const Simulator& sim
   MethodResult out;
   std::vector<Candidate> candidates =
       GetCandidates(view, Method::kDrift, options, &out.explanations);
+  out.eligible = candidates.size();
   const OnDemandBaseGuard guard(view);
   for (Candidate& c : candidates) {
     if (budgets.Remaining(c.node_pool) <= 0) {
@@ -619,6 +621,7 @@ absl::StatusOr<MethodResult> MultiNode(const ClusterView& view, const Simulator&
   MethodResult out;
   std::vector<Candidate> all =
       GetCandidates(view, Method::kMultiNodeConsolidation, options, &out.explanations);
+  out.eligible = all.size();
   // Budget pre-filter: keep a candidate only while its pool has budget left.
   absl::flat_hash_map<std::string, int64_t> left;
   std::vector<Candidate> candidates;
@@ -742,6 +745,7 @@ absl::StatusOr<MethodResult> MultiNode(const ClusterView& view, const Simulator&
     out.explanations.push_back(Explain(c, Method::kMultiNodeConsolidation, false, "", message));
   }
   if (best.has_value()) out.commands.push_back(std::move(*best));
+  out.timed_out = timed_out;
   return out;
 }
 
@@ -752,6 +756,7 @@ absl::StatusOr<MethodResult> SingleNode(const ClusterView& view, const Simulator
   MethodResult out;
   std::vector<Candidate> sorted =
       GetCandidates(view, Method::kSingleNodeConsolidation, options, &out.explanations);
+  out.eligible = sorted.size();
   // Round robin over NodePools, each pool's candidates in order.
   std::vector<std::string> pool_order;
   absl::flat_hash_map<std::string, std::vector<Candidate*>> by_pool;
@@ -770,7 +775,10 @@ absl::StatusOr<MethodResult> SingleNode(const ClusterView& view, const Simulator
   const Balanced balanced(view);
   const OnDemandBaseGuard guard(view);
   for (Candidate* c : candidates) {
-    if (clock.Now() - start > options.single_node_timeout) break;
+    if (clock.Now() - start > options.single_node_timeout) {
+      out.timed_out = true;
+      break;
+    }
     if (budgets.Remaining(c->node_pool) <= 0) {
       out.explanations.push_back(Explain(*c, Method::kSingleNodeConsolidation, false, "",
                                          NoBudget(*c, v1::DisruptionReason::kUnderutilized)));

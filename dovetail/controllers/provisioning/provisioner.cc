@@ -87,7 +87,8 @@ Provisioner::Provisioner(const Dependencies& deps, Options options)
                                                         .max = options_.batch_max_duration})),
       node_pools_(deps.client, kube::resources::kNodePools, {}, options_.informer_options),
       daemon_sets_(deps.client, kube::resources::kDaemonSets, {}, options_.informer_options),
-      namespaces_(deps.client, kube::resources::kNamespaces, {}, options_.informer_options) {
+      namespaces_(deps.client, kube::resources::kNamespaces, {}, options_.informer_options),
+      scheduler_metrics_(deps.metrics, "provisioner", deps.clock) {
   using PodPtr = std::shared_ptr<const kube::PodInfo>;
   std::shared_ptr<Batcher> batcher = batcher_;
   deps_.informers.pods().AddHandler({
@@ -117,11 +118,31 @@ Provisioner::Provisioner(const Dependencies& deps, Options options)
     node_claims_created_metric_ = &deps_.metrics->NewCounter(
         "karpenter_nodeclaims_created_total", "Number of nodeclaims created in total.",
         {"reason", "nodepool", "min_values_relaxed"});
-    scheduling_duration_metric_ = &deps_.metrics->NewHistogram(
-        "karpenter_provisioner_scheduling_duration_seconds",
-        "Duration of scheduling simulations used for deprovisioning and provisioning in seconds.",
-        {}, metrics::DurationBuckets());
   }
+}
+
+void Provisioner::RecordDecisions(const solver::Plan& plan) {
+  std::vector<std::string> placed, unplaceable;
+  auto key = [](const core::Pod& pod) {
+    return absl::StrCat(pod.metadata.namespace_, "/", pod.metadata.name);
+  };
+  // Pods of nodes going away are running: only pending pods are decided about.
+  auto pending = [](const core::Pod* pod) { return pod->status.phase == core::PodPhase::kPending; };
+  for (const solver::NewNodeClaim& claim : plan.node_claims) {
+    for (const core::Pod* pod : claim.pods) {
+      if (pending(pod)) placed.push_back(key(*pod));
+    }
+  }
+  for (const solver::ExistingPlacement& existing : plan.existing) {
+    for (const core::Pod* pod : existing.pods) {
+      if (pending(pod)) placed.push_back(key(*pod));
+    }
+  }
+  for (const solver::Unschedulable& u : plan.unschedulable) {
+    if (pending(u.pod)) unplaceable.push_back(key(*u.pod));
+  }
+  scheduler_metrics_.ObserveDecisions(
+      deps_.cluster.pod_scheduling_times().Decide(placed, unplaceable, deps_.clock.Now()));
 }
 
 Provisioner::~Provisioner() {
@@ -374,6 +395,15 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     return std::tie(a->metadata.namespace_, a->metadata.name) <
            std::tie(b->metadata.namespace_, b->metadata.name);
   });
+  scheduler_metrics_.SetIgnoredPods(ignored);
+  {
+    std::vector<std::string> keys;
+    for (const auto& pod : pending) {
+      if (pod->status.phase != core::PodPhase::kPending) continue;  // of a node going away
+      keys.push_back(absl::StrCat(pod->metadata.namespace_, "/", pod->metadata.name));
+    }
+    deps_.cluster.pod_scheduling_times().Ack(keys, deps_.clock.Now());
+  }
   {
     absl::MutexLock l(&stats_mu_);
     stats_.pods_ignored += ignored;
@@ -398,11 +428,17 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
   for (const auto& pod : pending) input.pods.push_back(pod.get());
 
   const absl::Time solve_start = deps_.clock.Now();
-  ASSIGN_OR_RETURN(solver::Plan plan, solver::Solve(input));
-  if (scheduling_duration_metric_ != nullptr) {
-    scheduling_duration_metric_->Observe({},
-                                         absl::ToDoubleSeconds(deps_.clock.Now() - solve_start));
+  scheduler_metrics_.SolveStarted(decision, pending.size());
+  absl::StatusOr<solver::Plan> solved = solver::Solve(input);
+  std::map<std::string, int> pending_by_zone;
+  for (const auto& pod : pending) {
+    if (pod->status.phase == core::PodPhase::kPending) ++pending_by_zone[EffectiveZone(*pod)];
   }
+  scheduler_metrics_.SolveFinished(decision, deps_.clock.Now() - solve_start,
+                                   solved.ok() ? solved->unschedulable.size() : pending.size(),
+                                   pending_by_zone);
+  ASSIGN_OR_RETURN(solver::Plan plan, std::move(solved));
+  RecordDecisions(plan);
   result.pods = static_cast<int>(pending.size());
   if (!plan.node_claims.empty()) {
     size_t pods = 0;

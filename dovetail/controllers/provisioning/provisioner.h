@@ -28,8 +28,9 @@
 //      usage is checked against its limits (upstream's re-check).
 //
 // Metrics (when Dependencies::metrics is set): karpenter_nodeclaims_created_total{reason=
-// "provisioned", nodepool, min_values_relaxed} and
-// karpenter_provisioner_scheduling_duration_seconds (the solve). Logs: "found provisionable
+// "provisioned", nodepool, min_values_relaxed} and the scheduler's families with controller
+// "provisioner" (scheduler_metrics.h); each pass acks its pods and records its decisions in the
+// cluster state's PodSchedulingTimes (for the pod metrics). Logs: "found provisionable
 // pod(s)", "computed new nodeclaim(s) to fit pod(s)", "created nodeclaim", and failures.
 //
 // Thread-safety: Start/Stop from one thread; RunOnce may be called from any thread (passes are
@@ -56,6 +57,7 @@
 #include "dovetail/controllers/provisioning/batcher.h"
 #include "dovetail/controllers/provisioning/decision_id.h"
 #include "dovetail/controllers/provisioning/on_demand_base.h"
+#include "dovetail/controllers/provisioning/scheduler_metrics.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/metrics/registry.h"
 #include "dovetail/solver/solver.h"
@@ -159,6 +161,8 @@ class Provisioner : public Controller {
   void Loop();
   void TriggerPending();
   absl::StatusOr<PassResult> RunOnceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  // Records the plan's decisions in the cluster state's PodSchedulingTimes.
+  void RecordDecisions(const solver::Plan& plan);
   void RecordPodEvent(const apis::core::Pod& pod, std::string_view type, std::string_view reason,
                       std::string_view action, std::string_view note);
   void AddError(const absl::Status& status);
@@ -178,7 +182,7 @@ class Provisioner : public Controller {
 
   // Upstream's metrics, when deps.metrics is set.
   metrics::Counter* node_claims_created_metric_ = nullptr;
-  metrics::Histogram* scheduling_duration_metric_ = nullptr;
+  SchedulerMetrics scheduler_metrics_;
 
   absl::Mutex pass_mu_;  // serialises passes
   DecisionIds decision_ids_{DecisionStream::kProvisioning};
