@@ -7,6 +7,7 @@
 #include "dovetail/apis/validation/validation.h"
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/kube/errors.h"
+#include "dovetail/metrics/resources.h"
 #include "nlohmann/json.hpp"
 
 namespace dovetail::controllers::nodepool {
@@ -35,8 +36,46 @@ StatusController::StatusController(const Dependencies& deps, StatusOptions optio
           [this](const PoolPtr& before, const PoolPtr& after) {
             if (PoolChanged(*before, *after)) Enqueue(after->metadata.name);
           },
-      .on_delete = nullptr,
+      .on_delete = [this](const PoolPtr& pool) { ExportMetrics(pool->metadata.name, nullptr, {}); },
   });
+  if (deps_.metrics != nullptr) {
+    usage_metric_ = &deps_.metrics->NewGauge(
+        "karpenter_nodepools_usage",
+        "The amount of resources that have been provisioned for a nodepool. Labeled by nodepool "
+        "name and resource type.",
+        {"resource_type", "nodepool"});
+    limit_metric_ = &deps_.metrics->NewGauge(
+        "karpenter_nodepools_limit",
+        "Limits specified on the nodepool that restrict the quantity of resources provisioned. "
+        "Labeled by nodepool name and resource type.",
+        {"resource_type", "nodepool"});
+  }
+}
+
+void StatusController::ExportMetrics(const std::string& name, const v1::NodePool* pool,
+                                     const ResourceList& usage) {
+  if (usage_metric_ == nullptr) return;
+  absl::MutexLock lock(&metrics_mu_);
+  auto& exported = exported_[name];
+  for (const metrics::LabelValues& labels : exported) {
+    usage_metric_->Delete(labels);
+    limit_metric_->Delete(labels);
+  }
+  exported.clear();
+  if (pool == nullptr) {
+    exported_.erase(name);
+    return;
+  }
+  for (const auto& [resource, quantity] : usage) {
+    metrics::LabelValues labels{metrics::ResourceTypeLabel(resource), name};
+    usage_metric_->Set(labels, metrics::ResourceValue(resource, quantity.MilliValue()));
+    exported.push_back(std::move(labels));
+  }
+  for (const auto& [resource, quantity] : pool->spec.limits) {
+    metrics::LabelValues labels{metrics::ResourceTypeLabel(resource), name};
+    limit_metric_->Set(labels, metrics::ResourceValue(resource, quantity.MilliValue()));
+    exported.push_back(std::move(labels));
+  }
 }
 
 StatusController::~StatusController() {
@@ -66,6 +105,13 @@ void StatusController::Stop() {
   if (workers != nullptr) workers->Stop();
   workers.reset();
   queue.reset();
+  // A replica that does not lead exports none of the per-cluster gauges.
+  std::vector<std::string> pools;
+  {
+    absl::MutexLock lock(&metrics_mu_);
+    for (const auto& [name, labels] : exported_) pools.push_back(name);
+  }
+  for (const std::string& name : pools) ExportMetrics(name, nullptr, {});
 }
 
 void StatusController::Enqueue(const std::string& name) {
@@ -122,6 +168,7 @@ absl::StatusOr<kube::ReconcileResult> StatusController::Reconcile(const std::str
   }
   std::shared_ptr<const v1::NodePool> cached = node_pools_.store().Get(name);
   if (cached == nullptr || cached->metadata.deletion_timestamp.has_value()) {
+    ExportMetrics(name, nullptr, {});
     return kube::ReconcileResult{};
   }
   const v1::NodePool& pool = *cached;
@@ -148,6 +195,7 @@ absl::StatusOr<kube::ReconcileResult> StatusController::Reconcile(const std::str
   // metav1.Time has whole seconds.
   const absl::Time now = absl::FromUnixSeconds(absl::ToUnixSeconds(deps_.clock.Now()));
   const v1::NodePoolStatus desired = DesiredStatus(pool, input, now);
+  ExportMetrics(name, &pool, desired.resources);
   nlohmann::json after = core::EncodeJson(desired);
   const nlohmann::json before = core::EncodeJson(pool.status);
   if (after == before) return again;

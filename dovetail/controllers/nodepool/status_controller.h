@@ -11,9 +11,14 @@
 // runtime validation (apis/validation) and the NodeClaims' Registered transitions from the
 // NodeClaim informer, and merge-patches the status subresource when DesiredStatus differs, with
 // the resourceVersion it read (a conflict retries).
+// Metrics (when deps.metrics is set; this controller runs on the leader only): upstream's
+// karpenter_nodepools_usage{resource_type,nodepool} (the status.resources written) and
+// karpenter_nodepools_limit{resource_type,nodepool} (spec.limits), dropped with the NodePool and
+// cleared on Stop.
 // Thread-safety: see controllers/controller.h; informer handlers only enqueue.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -29,6 +34,7 @@
 #include "dovetail/kube/informer.h"
 #include "dovetail/kube/resource.h"
 #include "dovetail/kube/workqueue.h"
+#include "dovetail/metrics/registry.h"
 
 namespace dovetail::controllers::nodepool {
 
@@ -73,6 +79,16 @@ class StatusController final : public Controller {
   const Dependencies deps_;
   const StatusOptions options_;
   NodePoolInformer node_pools_;
+
+  // Sets the pool's usage and limit gauges (null: the pool is gone, its series are dropped).
+  void ExportMetrics(const std::string& name, const apis::v1::NodePool* pool,
+                     const ResourceList& usage);
+
+  metrics::Gauge* usage_metric_ = nullptr;
+  metrics::Gauge* limit_metric_ = nullptr;
+  absl::Mutex metrics_mu_;
+  // The label sets exported per pool, to drop them.
+  std::map<std::string, std::vector<metrics::LabelValues>> exported_ ABSL_GUARDED_BY(metrics_mu_);
 
   absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
   std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);

@@ -16,31 +16,38 @@ namespace {
 
 constexpr char kKey[] = "state";
 
-std::string PhaseName(apis::core::PodPhase phase) {
-  switch (phase) {
-    case apis::core::PodPhase::kPending:
-      return "Pending";
-    case apis::core::PodPhase::kRunning:
-      return "Running";
-    case apis::core::PodPhase::kSucceeded:
-      return "Succeeded";
-    case apis::core::PodPhase::kFailed:
-      return "Failed";
-    case apis::core::PodPhase::kUnknown:
-      return "Unknown";
-  }
-  return "Unknown";
-}
-
 }  // namespace
 
 StateMetricsController::StateMetricsController(const Dependencies& deps,
                                                StateMetricsOptions options)
     : deps_(deps), options_(options) {
   if (deps_.metrics == nullptr) return;
-  pods_ = &deps_.metrics->NewGauge("karpenter_pods_state",
-                                   "Pods by phase and by the NodePool of their node.",
-                                   {"phase", "nodepool"});
+  nodes_ = std::make_unique<NodeMetrics>(*deps_.metrics);
+  pods_ = std::make_unique<PodMetrics>(*deps_.metrics);
+  nodepool_cost_total_ = &deps_.metrics->NewGauge(
+      "karpenter_nodepools_cost_total",
+      "Total cost of the nodepool from Karpenter's perspective: the hourly price of its launched "
+      "machines' offerings (the cloud provider's currency, USD for AWS). Not an authoritative "
+      "source for billing.",
+      {"nodepool"});
+  cost_errors_ = &deps_.metrics->NewCounter(
+      "karpenter_nodepools_cost_tracker_errors_total",
+      "Number of NodeClaims whose offering has no known price, by nodepool.", {"nodepool"});
+  metrics::Gauge* unsynced =
+      &deps_.metrics->NewGauge("karpenter_cluster_state_unsynced_time_seconds",
+                               "The time for which cluster state is not synced");
+  auto since = std::make_shared<std::optional<absl::Time>>();
+  auto mu = std::make_shared<absl::Mutex>();
+  deps_.metrics->OnScrape([unsynced, since, mu, &cluster = deps_.cluster, &clock = deps_.clock] {
+    absl::MutexLock lock(mu.get());
+    if (cluster.Synced()) {
+      since->reset();
+      unsynced->Set({}, 0);
+      return;
+    }
+    if (!since->has_value()) *since = clock.Now();
+    unsynced->Set({}, absl::ToDoubleSeconds(clock.Now() - **since));
+  });
   nodepool_cost_ = &deps_.metrics->NewGauge(
       "dovetail_nodepool_cost_per_hour",
       "USD per hour of the NodePool's launched machines at their offering's price (nodepool \"\" "
@@ -79,27 +86,19 @@ void StateMetricsController::Stop() {
   if (workers != nullptr) workers->Stop();
   workers.reset();
   queue.reset();
-  for (metrics::Gauge* g : {pods_, nodepool_cost_, cluster_cost_}) {
+  for (metrics::Gauge* g : {nodepool_cost_, cluster_cost_, nodepool_cost_total_}) {
     if (g != nullptr) g->Replace({});
   }
+  if (nodes_ != nullptr) nodes_->Clear();
+  if (pods_ != nullptr) pods_->Clear();
 }
 
 void StateMetricsController::Collect() {
   if (deps_.metrics == nullptr) return;
-  CollectPods();
+  const absl::Time now = deps_.clock.Now();
+  nodes_->Collect(deps_.cluster, now);
+  pods_->Collect(deps_.informers, deps_.cluster, now);
   CollectCost();
-}
-
-void StateMetricsController::CollectPods() {
-  std::map<std::string, std::string> pool_of_node;
-  for (const state::StateNode& n : deps_.cluster.Nodes()) pool_of_node[n.Name()] = n.NodePool();
-  std::map<metrics::LabelValues, double> pods;
-  deps_.informers.pods().store().ForEach([&](const kube::PodInfo& pod) {
-    auto it = pool_of_node.find(pod.node_name);
-    const std::string pool = it == pool_of_node.end() ? "" : it->second;
-    ++pods[metrics::LabelValues{PhaseName(pod.phase), pool}];
-  });
-  pods_->Replace(std::move(pods));
 }
 
 void StateMetricsController::CollectCost() {
@@ -127,8 +126,23 @@ void StateMetricsController::CollectCost() {
   const cost::Report report =
       cost::Compute(cost::MachinesFromCluster(deps_.cluster), prices, deps_.clock.Now());
   std::map<metrics::LabelValues, double> per_hour;
-  for (const cost::Totals& t : report.node_pools) per_hour[{t.node_pool}] = t.cost_per_hour;
+  std::map<metrics::LabelValues, double> managed;
+  for (const cost::Totals& t : report.node_pools) {
+    per_hour[{t.node_pool}] = t.cost_per_hour;
+    if (!t.node_pool.empty()) managed[{t.node_pool}] = t.cost_per_hour;
+  }
   nodepool_cost_->Replace(std::move(per_hour));
+  nodepool_cost_total_->Replace(std::move(managed));
+  absl::flat_hash_set<std::string> claims;
+  for (const cost::MachineCost& m : report.machines) claims.insert(m.machine.node_claim);
+  absl::erase_if(unpriced_claims_, [&](const std::string& c) { return !claims.contains(c); });
+  for (const cost::MachineCost& m : report.machines) {
+    if (m.machine.node_claim.empty() || m.price_per_hour.has_value()) continue;
+    if (m.machine.status == cost::MachineStatus::kLaunching) continue;  // not priced yet
+    if (unpriced_claims_.insert(m.machine.node_claim).second) {
+      cost_errors_->Inc({m.machine.node_pool});
+    }
+  }
   cluster_cost_->Replace({{{}, report.total.cost_per_hour}});
 }
 

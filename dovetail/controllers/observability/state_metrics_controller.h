@@ -1,10 +1,15 @@
 // StateMetricsController ("metrics.state"): the per-cluster gauges, recomputed from the cluster
 // state every `period` by the leader only (upstream's metrics controllers run on the leader; a
 // replica that does not lead exports none of them, and one that stops leading clears them):
-//   - karpenter_pods_state{phase, nodepool}: pods by phase and by the NodePool of their node
-//     ("" when unbound or unmanaged), low-cardinality where upstream has one series per pod;
+//   - upstream's per-node gauges and cluster utilization (node_metrics.h);
+//   - upstream's per-pod gauges and pod startup/bound durations (pod_metrics.h);
 //   - dovetail_nodepool_cost_per_hour{nodepool} and dovetail_cluster_cost_per_hour: the totals
-//     of `dovetail cost` (docs/cost.md), priced from the catalog of each NodePool's node class.
+//     of `dovetail cost` (docs/cost.md), priced from the catalog of each NodePool's node class;
+//     upstream's karpenter_nodepools_cost_total{nodepool} is the same per-pool sum (managed pools
+//     only), and karpenter_nodepools_cost_tracker_errors_total{nodepool} counts the NodeClaims
+//     whose offering has no price (once per NodeClaim);
+//   - karpenter_cluster_state_unsynced_time_seconds: how long the cluster state has not been
+//     synced (0 when synced), read at scrape time.
 // Computing them off the /metrics request keeps a scrape fast whatever the catalog costs to build
 // (the AWS provider may refresh it from the EC2 API).
 // Not built under DISABLE_CLUSTER_STATE_OBSERVABILITY (operator/controllers.cc).
@@ -15,9 +20,12 @@
 #include <string_view>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "dovetail/controllers/controller.h"
+#include "dovetail/controllers/observability/node_metrics.h"
+#include "dovetail/controllers/observability/pod_metrics.h"
 #include "dovetail/kube/workqueue.h"
 #include "dovetail/metrics/registry.h"
 
@@ -43,12 +51,15 @@ class StateMetricsController final : public Controller {
   void Collect();
 
  private:
-  void CollectPods();
   void CollectCost();
 
   const Dependencies deps_;
   const StateMetricsOptions options_;
-  metrics::Gauge* pods_ = nullptr;
+  std::unique_ptr<NodeMetrics> nodes_;
+  std::unique_ptr<PodMetrics> pods_;
+  metrics::Gauge* nodepool_cost_total_ = nullptr;
+  metrics::Counter* cost_errors_ = nullptr;
+  absl::flat_hash_set<std::string> unpriced_claims_;  // counted once each
   metrics::Gauge* nodepool_cost_ = nullptr;
   metrics::Gauge* cluster_cost_ = nullptr;
 
