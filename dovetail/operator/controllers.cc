@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "dovetail/cloudprovider/metered_cloud_provider.h"
 #include "dovetail/controllers/disruption/disruption_controller.h"
 #include "dovetail/controllers/nodeclaim/disruption_conditions_controller.h"
 #include "dovetail/controllers/nodeclaim/expiration_controller.h"
@@ -27,37 +28,57 @@ bool FeatureGate(const Options& options, const std::string& name) {
 }  // namespace
 
 std::vector<std::unique_ptr<controllers::Controller>> BuildControllers(
-    const controllers::Dependencies& deps, const Options& options) {
+    const controllers::Dependencies& shared, const Options& options,
+    std::vector<std::unique_ptr<cloudprovider::CloudProvider>>& metered_clouds) {
+  // The dependencies of the controller named `name` (upstream's controller names).
+  auto with_cloud_of = [&](const char* name) {
+    if (shared.metrics == nullptr) return shared;
+    metered_clouds.push_back(
+        std::make_unique<cloudprovider::MeteredCloudProvider>(shared.cloud, *shared.metrics, name));
+    return controllers::Dependencies{shared.client,          shared.cluster, shared.informers,
+                                     *metered_clouds.back(), shared.clock,   shared.events,
+                                     shared.metrics};
+  };
+  const controllers::Dependencies& deps = shared;
   std::vector<std::unique_ptr<controllers::Controller>> out;
   out.push_back(std::make_unique<controllers::nodepool::HashController>(deps));
   controllers::nodepool::StatusOptions status;
+  status.export_metrics = !options.disable_cluster_state_observability;
   if (options.cloud_provider == "aws") {
     status.node_classes.push_back(
         {"karpenter.k8s.aws", "EC2NodeClass", &kube::resources::kEC2NodeClasses});
   }
-  out.push_back(std::make_unique<controllers::nodepool::StatusController>(deps, status));
-  out.push_back(std::make_unique<controllers::nodeclaim::LifecycleController>(deps));
-  out.push_back(std::make_unique<controllers::nodeclaim::GarbageCollectionController>(deps));
+  out.push_back(std::make_unique<controllers::nodepool::StatusController>(
+      with_cloud_of("nodepool.status"), status));
+  out.push_back(std::make_unique<controllers::nodeclaim::LifecycleController>(
+      with_cloud_of("nodeclaim.lifecycle")));
+  out.push_back(std::make_unique<controllers::nodeclaim::GarbageCollectionController>(
+      with_cloud_of("nodeclaim.garbagecollection")));
   out.push_back(std::make_unique<controllers::nodeclaim::PodEventsController>(deps));
-  out.push_back(std::make_unique<controllers::nodeclaim::DisruptionConditionsController>(deps));
+  out.push_back(std::make_unique<controllers::nodeclaim::DisruptionConditionsController>(
+      with_cloud_of("nodeclaim.disruption")));
   out.push_back(std::make_unique<controllers::nodeclaim::ExpirationController>(deps));
-  out.push_back(std::make_unique<controllers::termination::TerminationController>(deps));
+  out.push_back(std::make_unique<controllers::termination::TerminationController>(
+      with_cloud_of("node.termination")));
   controllers::provisioning::Options provisioning;
   provisioning.batch_idle_duration = options.batch_idle_duration;
   provisioning.batch_max_duration = options.batch_max_duration;
   provisioning.respect_preferences = options.preference_policy == "Respect";
   provisioning.min_values_strict = options.min_values_policy == "Strict";
-  out.push_back(std::make_unique<controllers::provisioning::Provisioner>(deps, provisioning));
+  out.push_back(std::make_unique<controllers::provisioning::Provisioner>(
+      with_cloud_of("provisioner"), provisioning));
   controllers::disruption::ControllerOptions disruption;
   disruption.decisions.spot_to_spot = FeatureGate(options, "SpotToSpotConsolidation");
   disruption.decisions.respect_preferences = provisioning.respect_preferences;
   disruption.decisions.min_values_strict = provisioning.min_values_strict;
   disruption.queue.min_values_strict = provisioning.min_values_strict;
-  out.push_back(std::make_unique<controllers::disruption::DisruptionController>(deps, disruption));
+  out.push_back(std::make_unique<controllers::disruption::DisruptionController>(
+      with_cloud_of("disruption"), disruption));
   // Upstream's DISABLE_CLUSTER_STATE_OBSERVABILITY turns off its pod, node and NodePool metrics;
   // here the per-cluster gauges.
   if (!options.disable_cluster_state_observability && deps.metrics != nullptr) {
-    out.push_back(std::make_unique<controllers::observability::StateMetricsController>(deps));
+    out.push_back(std::make_unique<controllers::observability::StateMetricsController>(
+        with_cloud_of("metrics.state")));
   }
   return out;
 }

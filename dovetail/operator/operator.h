@@ -37,10 +37,13 @@
 
 namespace dovetail::op {
 
-// Builds the controllers for `deps` (dovetail/operator/controllers.cc): the list grows as
-// controllers are written.
+// Builds the controllers for `deps` (dovetail/operator/controllers.cc). With deps.metrics set,
+// each controller calls the cloud provider through its own MeteredCloudProvider (the controller
+// label of upstream's karpenter_cloudprovider_* metrics), kept in `metered_clouds`, which must
+// outlive the controllers.
 std::vector<std::unique_ptr<controllers::Controller>> BuildControllers(
-    const controllers::Dependencies& deps, const Options& options);
+    const controllers::Dependencies& deps, const Options& options,
+    std::vector<std::unique_ptr<cloudprovider::CloudProvider>>& metered_clouds);
 
 class Operator {
  public:
@@ -92,6 +95,7 @@ class Operator {
   std::unique_ptr<AwsStack> aws_;  // --cloud-provider aws: the clients and the provider
   std::unique_ptr<cloudprovider::CloudProvider> cloud_;  // kwok
   std::unique_ptr<controllers::Dependencies> deps_;
+  std::vector<std::unique_ptr<cloudprovider::CloudProvider>> metered_clouds_;  // per controller
   std::vector<std::unique_ptr<controllers::Controller>> controllers_;
   std::unique_ptr<kube::LeaderElector> elector_;
   absl::Notification stop_;

@@ -57,8 +57,23 @@ bool NeedsLifecycle(const v1::NodeClaim& claim) {
 
 }  // namespace
 
+namespace {
+
+bool WasRegistered(const v1::NodeClaim& claim) {
+  const apis::core::Condition* c = v1::FindCondition(claim.status.conditions, "Registered");
+  return c != nullptr && c->status == apis::core::ConditionStatus::kTrue;
+}
+
+}  // namespace
+
 LifecycleController::LifecycleController(const Dependencies& deps, LifecycleOptions options)
     : deps_(deps), options_(std::move(options)) {
+  if (deps_.metrics != nullptr) {
+    nodes_created_ = &deps_.metrics->NewCounter(
+        "karpenter_nodes_created_total",
+        "Number of nodes created in total by Karpenter. Labeled by owning nodepool and zone.",
+        {"nodepool", "zone"});
+  }
   deps_.informers.node_claims().AddHandler({
       .on_add =
           [this](const auto& claim) {
@@ -330,6 +345,14 @@ absl::StatusOr<kube::ReconcileResult> LifecycleController::Reconcile(const std::
     return kube::ReconcileResult{};
   }
   if (absl::Status written = Write(current, desired); !written.ok()) return written;
+  if (nodes_created_ != nullptr && conditions.IsTrue(kConditionRegistered) &&
+      !WasRegistered(current)) {
+    auto label = [&](std::string_view key) {
+      auto it = desired.metadata.labels.find(key);
+      return it == desired.metadata.labels.end() ? std::string() : it->second;
+    };
+    nodes_created_->Inc({label(v1::kNodePoolLabelKey), label(v1::kLabelTopologyZone)});
+  }
   if (!error.ok()) return error;
   kube::ReconcileResult result;
   if (!conditions.IsTrue(kConditionInitialized)) {

@@ -19,6 +19,8 @@
 //      `registration_ttl` (from the condition's last transition) => event and delete;
 // then writes metadata and status with merge patches carrying the resourceVersion it read
 // (a conflict retries the reconcile). Conditions follow conditions.h.
+// Metrics (when deps.metrics is set): karpenter_nodes_created_total{nodepool, zone} once the
+// write that sets Registered=True succeeds (the NodeClaim's labels), as upstream.
 // Thread-safety: see controllers/controller.h; informer handlers only enqueue.
 #pragma once
 
@@ -80,6 +82,7 @@ class LifecycleController final : public Controller {
                    std::string_view reason, std::string_view message);
 
   const Dependencies deps_;
+  metrics::Counter* nodes_created_ = nullptr;
   const LifecycleOptions options_;
   std::atomic<int64_t> launches_{0};
 

@@ -38,7 +38,7 @@ StatusController::StatusController(const Dependencies& deps, StatusOptions optio
           },
       .on_delete = [this](const PoolPtr& pool) { ExportMetrics(pool->metadata.name, nullptr, {}); },
   });
-  if (deps_.metrics != nullptr) {
+  if (deps_.metrics != nullptr && options_.export_metrics) {
     usage_metric_ = &deps_.metrics->NewGauge(
         "karpenter_nodepools_usage",
         "The amount of resources that have been provisioned for a nodepool. Labeled by nodepool "

@@ -49,6 +49,9 @@ struct StatusOptions {
   // Empty: the cloud provider has no node class objects (kwok), NodeClassReady is True.
   std::vector<NodeClassKind> node_classes;
   absl::Duration period = absl::Seconds(10);
+  // The usage and limit gauges (off under DISABLE_CLUSTER_STATE_OBSERVABILITY, as upstream's
+  // NodePool metrics controller).
+  bool export_metrics = true;
   int workers = 2;
   kube::InformerOptions informer_options;  // of the controller's own NodePool informer
   kube::WorkQueueOptions queue = {.base_delay = absl::Seconds(1), .max_delay = absl::Minutes(1)};

@@ -51,6 +51,11 @@ kube::ReconcileResult After(absl::Duration d) {
   return kube::ReconcileResult{.requeue_after = std::max(d, absl::Milliseconds(1))};
 }
 
+std::string LabelOf(const core::ObjectMeta& metadata, std::string_view key) {
+  auto it = metadata.labels.find(key);
+  return it == metadata.labels.end() ? "" : it->second;
+}
+
 }  // namespace
 
 std::string TerminationController::NodeKey(std::string_view name) { return Cat(kNodePrefix, name); }
@@ -60,6 +65,45 @@ std::string TerminationController::NodeClaimKey(std::string_view name) {
 
 TerminationController::TerminationController(const Dependencies& deps, TerminationOptions options)
     : deps_(deps), options_(std::move(options)) {
+  if (metrics::Registry* r = deps_.metrics; r != nullptr) {
+    nodes_terminated_ = &r->NewCounter("karpenter_nodes_terminated_total",
+                                       "Number of nodes terminated in total by Karpenter. Labeled "
+                                       "by owning nodepool and zone.",
+                                       {"nodepool", "zone"});
+    node_termination_duration_ =
+        &r->NewSummary("karpenter_nodes_termination_duration_seconds",
+                       "The time taken between a node's deletion request and the removal of its "
+                       "finalizer",
+                       {"nodepool"});
+    node_lifetime_ = &r->NewHistogram(
+        "karpenter_nodes_lifetime_duration_seconds",
+        "The lifetime duration of the nodes since creation.", {"nodepool"},
+        {900,   1800,  2700,   3600,   7200,   14400,  21600,   28800,   36000,   43200,  57600,
+         72000, 86400, 172800, 259200, 432000, 864000, 1296000, 1728000, 2160000, 2592000});
+    nodes_drained_ = &r->NewCounter(
+        "karpenter_nodes_drained_total",
+        "The total number of nodes drained by Karpenter, by owning nodepool.", {"nodepool"});
+    eviction_requests_ = &r->NewCounter(
+        "karpenter_pods_eviction_requests_total",
+        "The total number of eviction requests made by Karpenter, by the HTTP code answered.",
+        {"code"});
+    pods_drained_ = &r->NewCounter(
+        "karpenter_pods_drained_total",
+        "Number of pods drained by Karpenter, by the disruption reason of their node.", {"reason"});
+    node_claims_terminated_ = &r->NewCounter(
+        "karpenter_nodeclaims_terminated_total",
+        "Number of nodeclaims terminated in total by Karpenter. Labeled by the owning nodepool, "
+        "capacity type and zone.",
+        {"nodepool", "capacity_type", "zone"});
+    node_claim_termination_duration_ =
+        &r->NewHistogram("karpenter_nodeclaims_termination_duration_seconds",
+                         "Duration of NodeClaim termination in seconds.", {"nodepool"},
+                         {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048});
+    instance_termination_duration_ =
+        &r->NewHistogram("karpenter_nodeclaims_instance_termination_duration_seconds",
+                         "Duration of CloudProvider Instance termination in seconds.", {"nodepool"},
+                         {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024});
+  }
   deps_.informers.nodes().AddHandler({
       .on_add =
           [this](const auto& node) {
@@ -291,11 +335,21 @@ absl::StatusOr<kube::ReconcileResult> TerminationController::ReconcileNodeClaim(
       if (!deleted.ok()) return deleted;
       return After(options_.instance_interval);
     }
+    const core::Condition* terminating =
+        v1::FindCondition(claim->status.conditions, kConditionInstanceTerminating);
+    if (instance_termination_duration_ != nullptr && terminating != nullptr &&
+        terminating->status == core::ConditionStatus::kTrue &&
+        terminating->last_transition_time.has_value()) {
+      instance_termination_duration_->Observe(
+          {LabelOf(claim->metadata, v1::kNodePoolLabelKey)},
+          absl::ToDoubleSeconds(deps_.clock.Now() - *terminating->last_transition_time));
+    }
   }
 
   // 4. The finalizer, last.
   RETURN_IF_ERROR(kube::RemoveFinalizer(deps_.client, kube::resources::kNodeClaims, "", name,
                                         v1::kTerminationFinalizer));
+  NodeClaimTerminated(*claim);
   return kube::ReconcileResult{};
 }
 
@@ -413,8 +467,13 @@ absl::StatusOr<std::vector<core::Pod>> TerminationController::PodsOn(const std::
 }
 
 absl::Status TerminationController::Evict(const core::Node& node, const PodRef& pod,
-                                          DrainState& state) {
+                                          DrainState& state, const std::string& reason) {
   const absl::Status evicted = deps_.client.Evict(pod.ns, pod.name, {.precondition_uid = pod.uid});
+  if (eviction_requests_ != nullptr) {
+    const int code = evicted.ok() ? 200 : kube::HttpCodeOf(evicted);
+    if (code > 0) eviction_requests_->Inc({std::to_string(code)});
+    if (evicted.ok()) pods_drained_->Inc({reason});
+  }
   if (evicted.ok()) {
     state.pods.erase(pod.uid);
     PodEvent(pod, "Normal", "Evicted",
@@ -444,8 +503,33 @@ absl::Status TerminationController::Evict(const core::Node& node, const PodRef& 
   return absl::OkStatus();
 }
 
+void TerminationController::NodeTerminated(const core::Node& node) {
+  if (nodes_terminated_ == nullptr) return;
+  const std::string pool = LabelOf(node.metadata, v1::kNodePoolLabelKey);
+  const absl::Time now = deps_.clock.Now();
+  nodes_terminated_->Inc({pool, LabelOf(node.metadata, v1::kLabelTopologyZone)});
+  if (node.metadata.deletion_timestamp.has_value()) {
+    node_termination_duration_->Observe(
+        {pool}, absl::ToDoubleSeconds(now - *node.metadata.deletion_timestamp));
+  }
+  if (node.metadata.creation_timestamp.has_value()) {
+    node_lifetime_->Observe({pool}, absl::ToDoubleSeconds(now - *node.metadata.creation_timestamp));
+  }
+}
+
+void TerminationController::NodeClaimTerminated(const v1::NodeClaim& claim) {
+  if (node_claims_terminated_ == nullptr) return;
+  const std::string pool = LabelOf(claim.metadata, v1::kNodePoolLabelKey);
+  node_claims_terminated_->Inc({pool, LabelOf(claim.metadata, v1::kCapacityTypeLabelKey),
+                                LabelOf(claim.metadata, v1::kLabelTopologyZone)});
+  if (claim.metadata.deletion_timestamp.has_value()) {
+    node_claim_termination_duration_->Observe(
+        {pool}, absl::ToDoubleSeconds(deps_.clock.Now() - *claim.metadata.deletion_timestamp));
+  }
+}
+
 absl::StatusOr<std::optional<absl::Duration>> TerminationController::Drain(
-    const core::Node& node, std::optional<absl::Time> deadline) {
+    const core::Node& node, std::optional<absl::Time> deadline, const std::string& reason) {
   const std::string& name = node.metadata.name;
   {
     absl::MutexLock lock(&mu_);
@@ -489,7 +573,7 @@ absl::StatusOr<std::optional<absl::Duration>> TerminationController::Drain(
         next = std::min(*next, it->second.next_attempt - now);
         continue;
       }
-      RETURN_IF_ERROR(Evict(node, pod, state));
+      RETURN_IF_ERROR(Evict(node, pod, state, reason));
       if (auto b = state.pods.find(pod.uid); b != state.pods.end()) {
         next = std::min(*next, b->second.next_attempt - now);
       }
@@ -602,6 +686,7 @@ absl::StatusOr<kube::ReconcileResult> TerminationController::ReconcileNode(
       if (!cloudprovider::IsNodeClaimNotFound(instance.status())) return instance.status();
       RETURN_IF_ERROR(kube::RemoveFinalizer(deps_.client, kube::resources::kNodes, "", name,
                                             v1::kTerminationFinalizer));
+      NodeTerminated(*node);
       Forget(name);
       Enqueue(NodeClaimKey(claim->metadata.name));
       return kube::ReconcileResult{};
@@ -614,10 +699,20 @@ absl::StatusOr<kube::ReconcileResult> TerminationController::ReconcileNode(
   // 4. Drain.
   const std::optional<absl::Time> deadline = TerminationTime(*claim);
   const std::string& claim_name = claim->metadata.name;
-  ASSIGN_OR_RETURN(const std::optional<absl::Duration> again, Drain(*node, deadline));
+  std::string drain_reason = "Forceful Termination";
+  if (const core::Condition* c = v1::FindCondition(claim->status.conditions, "DisruptionReason");
+      c != nullptr && c->status == core::ConditionStatus::kTrue) {
+    drain_reason = c->reason;
+  }
+  ASSIGN_OR_RETURN(const std::optional<absl::Duration> again, Drain(*node, deadline, drain_reason));
   if (again.has_value()) {
     SetCondition(claim_name, kConditionDrained, "Unknown", "Draining", "Draining");
     return After(*again);
+  }
+  const core::Condition* drained = v1::FindCondition(claim->status.conditions, kConditionDrained);
+  if (nodes_drained_ != nullptr &&
+      (drained == nullptr || drained->status != core::ConditionStatus::kTrue)) {
+    nodes_drained_->Inc({LabelOf(node->metadata, v1::kNodePoolLabelKey)});
   }
   SetCondition(claim_name, kConditionDrained, "True", kConditionDrained, "");
 
@@ -655,6 +750,7 @@ absl::StatusOr<kube::ReconcileResult> TerminationController::ReconcileNode(
   // 7. The Node's finalizer; the NodeClaim's goes after it.
   RETURN_IF_ERROR(kube::RemoveFinalizer(deps_.client, kube::resources::kNodes, "", name,
                                         v1::kTerminationFinalizer));
+  NodeTerminated(*node);
   Forget(name);
   Enqueue(NodeClaimKey(claim->metadata.name));
   return kube::ReconcileResult{};

@@ -27,6 +27,17 @@
 //      drained), unless the termination deadline has passed;
 //   6. CloudProvider::Delete until NodeClaimNotFound;
 //   7. remove the finalizer.
+//
+// Metrics (when deps.metrics is set), as upstream: karpenter_nodes_terminated_total{nodepool,
+// zone}, karpenter_nodes_termination_duration_seconds{nodepool} (summary: deletion request →
+// finalizer removed) and karpenter_nodes_lifetime_duration_seconds{nodepool} when a Node's
+// finalizer is removed; karpenter_nodes_drained_total{nodepool} when Drained turns True;
+// karpenter_pods_eviction_requests_total{code} per Eviction API answer (200 when evicted) and
+// karpenter_pods_drained_total{reason} per evicted pod (the NodeClaim's DisruptionReason, else
+// "Forceful Termination"); karpenter_nodeclaims_terminated_total{nodepool,capacity_type,zone},
+// karpenter_nodeclaims_termination_duration_seconds{nodepool} when a NodeClaim's finalizer is
+// removed, and karpenter_nodeclaims_instance_termination_duration_seconds{nodepool} (since
+// InstanceTerminating turned True) when the cloud reports its instance gone.
 // Steps 4-6 keep the NodeClaim's conditions Drained (Unknown/Draining, then True),
 // VolumesDetached (Unknown/AwaitingVolumeDetachment, False/TerminationGracePeriodElapsed or True)
 // and InstanceTerminating (True) as upstream.
@@ -118,9 +129,15 @@ class TerminationController final : public Controller {
   void SetCondition(const std::string& node_claim_name, std::string_view type,
                     std::string_view status, std::string_view reason, std::string_view message);
   // One drain step; returns the delay before the next look, or nullopt once drained.
+  // `reason`: what karpenter_pods_drained_total counts the evictions under.
   absl::StatusOr<std::optional<absl::Duration>> Drain(const apis::core::Node& node,
-                                                      std::optional<absl::Time> deadline);
-  absl::Status Evict(const apis::core::Node& node, const PodRef& pod, DrainState& state);
+                                                      std::optional<absl::Time> deadline,
+                                                      const std::string& reason);
+  absl::Status Evict(const apis::core::Node& node, const PodRef& pod, DrainState& state,
+                     const std::string& reason);
+  // The metrics of a Node / NodeClaim whose finalizer this controller just removed.
+  void NodeTerminated(const apis::core::Node& node);
+  void NodeClaimTerminated(const apis::v1::NodeClaim& node_claim);
   // Pending VolumeAttachments of the node (see the file comment).
   absl::StatusOr<std::vector<std::string>> PendingVolumeAttachments(
       const apis::core::Node& node, const std::vector<apis::core::Pod>& pods);
@@ -136,6 +153,16 @@ class TerminationController final : public Controller {
 
   const Dependencies deps_;
   const TerminationOptions options_;
+
+  metrics::Counter* nodes_terminated_ = nullptr;
+  metrics::Summary* node_termination_duration_ = nullptr;
+  metrics::Histogram* node_lifetime_ = nullptr;
+  metrics::Counter* nodes_drained_ = nullptr;
+  metrics::Counter* eviction_requests_ = nullptr;
+  metrics::Counter* pods_drained_ = nullptr;
+  metrics::Counter* node_claims_terminated_ = nullptr;
+  metrics::Histogram* node_claim_termination_duration_ = nullptr;
+  metrics::Histogram* instance_termination_duration_ = nullptr;
 
   absl::Mutex mu_;
   std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
