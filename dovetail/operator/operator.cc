@@ -16,6 +16,30 @@
 #include "dovetail/operator/aws.h"
 
 namespace dovetail::op {
+
+namespace {
+
+std::string BuildCompiler() {
+#if defined(__clang__)
+  return "clang " __clang_version__;
+#elif defined(__GNUC__)
+  return "gcc " __VERSION__;
+#else
+  return "c++";
+#endif
+}
+
+std::string BuildArch() {
+#if defined(__x86_64__)
+  return "amd64";
+#elif defined(__aarch64__)
+  return "arm64";
+#else
+  return "unknown";
+#endif
+}
+
+}  // namespace
 namespace {
 
 constexpr std::string_view kLogger = "operator";
@@ -94,8 +118,16 @@ absl::StatusOr<std::unique_ptr<Operator>> Operator::Create(const Options& option
       op->controllers_.push_back(std::move(c));
     }
   }
-  op->metrics_.NewGauge("karpenter_build_info", "Build information.", {"version", "commit"})
-      .Set({std::string(GetBuildInfo().version), std::string(GetBuildInfo().commit)}, 1);
+  // Upstream's labels; goversion is the C++ compiler that built Dovetail (it has no Go), goarch
+  // the architecture under Go's name (amd64, arm64).
+  op->metrics_
+      .NewGauge("karpenter_build_info",
+                "A metric with a constant '1' value labeled by version from which karpenter was "
+                "built.",
+                {"version", "goversion", "goarch", "commit"})
+      .Set({std::string(GetBuildInfo().version), BuildCompiler(), BuildArch(),
+            std::string(GetBuildInfo().commit)},
+           1);
 
   if (!options.disable_leader_election) {
     auto elector_rest = kube::RestClient::Create(*config);

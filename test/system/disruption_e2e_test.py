@@ -22,6 +22,9 @@ kwok).
      over two minutes the pool does not grow without bound (emptiness removes the nodes the pod
      was evicted from). Meanwhile a third NodePool with expireAfter 30s and a budget of 0 has its
      nodes expire and replaced again and again (expiration is forceful), and its pod runs.
+Throughout, /metrics is scraped every 2 s: every metric family upstream Karpenter exports
+(test/testdata/upstream-metrics.json) is served with upstream's type, and has samples with exactly
+upstream's labels, except the families listed below with the reason.
 Then SIGTERM stops the controller with exit status 0.
 
 Usage: disruption_e2e_test.py DOVETAIL_BINARY. Needs KUBECONFIG and DOVETAIL_K8S_BIN (set by
@@ -37,7 +40,8 @@ import time
 import uuid
 from pathlib import Path
 
-from e2e_common import ControllerProcess, Tally, apply_crds, check, condition, get, kubectl, wait_for
+from e2e_common import (ControllerProcess, MetricsScraper, Tally, apply_crds, check,
+                        check_upstream_families, condition, get, kubectl, wait_for)
 
 RUN_ID = uuid.uuid4().hex[:6]
 NS = f"dovetail-disruption-{RUN_ID}"
@@ -300,6 +304,32 @@ def events_for(node_names: set[str]) -> list[dict]:
             if e.get("regarding", {}).get("name") in node_names]
 
 
+# Upstream families this run does not serve, and why.
+NOT_SERVED = {
+    "go_*": "Dovetail is not a Go program",
+    "aws_sdk_go_*": "the AWS provider's (aws_e2e_test)",
+    "karpenter_cloudprovider_instance_*": "the AWS provider's (aws_e2e_test)",
+    "karpenter_cloudprovider_batcher_*": "the AWS provider's (aws_e2e_test)",
+    "karpenter_ec2nodeclasses_userdata_bytes": "the AWS provider's (aws_e2e_test)",
+    "karpenter_interruption_*": "the AWS provider's (aws_e2e_test)",
+    "operator_ec2nodeclass_*": "the AWS provider's (aws_e2e_test)",
+    "operator_capacitybuffer_*": "Dovetail serves no CapacityBuffer (the gate is refused)",
+    "karpenter_nodeclaims_unhealthy_disrupted_total": "no node repair (NodeRepair is refused)",
+    "certwatcher_*": "Dovetail watches no certificate",
+    "controller_runtime_webhook_*": "Dovetail serves no webhook",
+    "controller_runtime_conversion_webhook_panics_total": "Dovetail serves no webhook",
+    "leader_election_master_status": "this run disables leader election",
+}
+# Families served whose events this run does not produce (their type is still checked).
+NO_SAMPLES = {
+    "karpenter_scheduler_unfinished_work_seconds": "only while a simulation runs (milliseconds)",
+    "karpenter_pods_provisioning_scheduling_undecided_time_seconds":
+        "only between a pass's ack of a pod and its decision",
+    "karpenter_voluntary_disruption_queue_failures_total": "no command fails",
+    "karpenter_nodepools_cost_tracker_errors_total": "kwok prices every offering",
+}
+
+
 def main() -> int:
     if len(sys.argv) != 2:
         print(__doc__)
@@ -312,6 +342,7 @@ def main() -> int:
     process = ControllerProcess(binary, log_path)
     controller = process.start()
     print(f"controller pid {controller.pid}, log {log_path}")
+    scraper = MetricsScraper(log_path).start()
     try:
         kubectl("apply", "-f", "-", stdin=deployment("web", WEB, "1500m"))
         kubectl("apply", "-f", "-", stdin=deployment("guarded", GUARDED, "500m"))
@@ -457,7 +488,11 @@ def main() -> int:
               expiring.deleted_total >= 2, str(expiring.deleted_total))
         check("the expiring pool's pod runs", wait_for("the expiring pod Running",
                                                        lambda: running("expiring", 1), process, timeout=60))
+        scraper.stop()
+        scraper.scrape_once()
+        check_upstream_families(scraper, NOT_SERVED, NO_SAMPLES)
     finally:
+        scraper.stop()
         rc = process.stop()
         check("SIGTERM stops the controller with exit status 0", rc == 0, str(rc))
         for d in ("web", "guarded", "chaos", "expiring"):

@@ -9,7 +9,9 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -143,3 +145,120 @@ def controller_ports(log_path: Path) -> dict:
             entry = json.loads(line)
             ports = {"metrics": entry.get("metricsPort"), "health": entry.get("healthProbePort")}
     return ports
+
+
+# ---- Upstream's metric families (test/testdata/upstream-metrics.json) ------------------------
+
+UPSTREAM_METRICS = ROOT / "test" / "testdata" / "upstream-metrics.json"
+
+
+def parse_exposition(text: str) -> tuple[dict[str, str], dict[str, set[frozenset[str]]]]:
+    """Prometheus text: the type of each family (`# TYPE`), and the label-name sets its samples
+    carry (le and quantile dropped; a histogram's _bucket/_sum/_count and a summary's _sum/_count
+    count as the family)."""
+    types: dict[str, str] = {}
+    labels: dict[str, set[frozenset[str]]] = {}
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, kind = line.split(" ", 3)
+            types[name] = kind.strip()
+            continue
+        if not line or line.startswith("#"):
+            continue
+        head = line.rsplit(" ", 1)[0]
+        name, _, rest = head.partition("{")
+        names: set[str] = set()
+        if rest:
+            # label="value" pairs; values may hold escaped quotes and commas.
+            i, body = 0, rest[:-1] if rest.endswith("}") else rest
+            while i < len(body):
+                eq = body.index("=", i)
+                names.add(body[i:eq].strip(", "))
+                j = eq + 2  # past ="
+                while body[j] != '"':
+                    j += 2 if body[j] == "\\" else 1
+                i = j + 1
+        names -= {"le", "quantile"}
+        family = name
+        for suffix in ("_bucket", "_sum", "_count"):
+            if name.endswith(suffix) and name[: -len(suffix)] in types:
+                family = name[: -len(suffix)]
+        labels.setdefault(family, set()).add(frozenset(names))
+    return types, labels
+
+
+class MetricsScraper:
+    """Scrapes /metrics every `interval` s on a thread, keeping the union of what it saw."""
+
+    def __init__(self, log_path: Path, interval: float = 2.0):
+        self.log_path = log_path
+        self.interval = interval
+        self.types: dict[str, str] = {}
+        self.labels: dict[str, set[frozenset[str]]] = {}
+        self.scrapes = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> "MetricsScraper":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def scrape_once(self) -> None:
+        port = controller_ports(self.log_path).get("metrics")
+        if not port:
+            return
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                text = r.read().decode()
+        except OSError:
+            return  # a restart in progress
+        types, labels = parse_exposition(text)
+        self.types.update(types)
+        for family, sets in labels.items():
+            self.labels.setdefault(family, set()).update(sets)
+        self.scrapes += 1
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.scrape_once()
+            self._stop.wait(self.interval)
+
+
+def check_upstream_families(scraper: MetricsScraper, not_served: dict[str, str],
+                            no_samples: dict[str, str]) -> None:
+    """Every family of upstream's inventory is served with upstream's type, and its samples carry
+    exactly upstream's labels; except those in `not_served` (name or prefix ending in "*" →
+    why) and, for samples only, `no_samples` (the run has nothing to count; the type is still
+    checked)."""
+    def listed(name: str, table: dict[str, str]) -> bool:
+        return any(name == k or (k.endswith("*") and name.startswith(k[:-1])) for k in table)
+
+    inventory = json.loads(UPSTREAM_METRICS.read_text())
+    missing, wrong_type, no_series, wrong_labels = [], [], [], []
+    for family in inventory:
+        name = family["name"]
+        if listed(name, not_served):
+            continue
+        if name not in scraper.types:
+            missing.append(name)
+            continue
+        if scraper.types[name] != family["type"]:
+            wrong_type.append(f"{name}: {scraper.types[name]} != {family['type']}")
+        seen = scraper.labels.get(name, set())
+        if not seen:
+            if not listed(name, no_samples):
+                no_series.append(name)
+            continue
+        want = frozenset(family["labels"])
+        bad = [sorted(s) for s in seen if s != want]
+        if bad:
+            wrong_labels.append(f"{name}: {bad[0]} != {sorted(want)}")
+    check(f"every upstream family is served ({scraper.scrapes} scrapes)", not missing,
+          ", ".join(missing))
+    check("with upstream's types", not wrong_type, "; ".join(wrong_type))
+    check("each has samples during the run", not no_series, ", ".join(no_series))
+    check("whose labels are upstream's", not wrong_labels, "; ".join(wrong_labels))
