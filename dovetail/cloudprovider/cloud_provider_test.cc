@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "dovetail/cloudprovider/metered_cloud_provider.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::cloudprovider {
@@ -77,6 +79,38 @@ TEST(CloudProviderTest, DeleteIsDoneOnlyOnNodeClaimNotFound) {
   EXPECT_TRUE(IsNodeClaimNotFound(status));
   EXPECT_EQ(calls, 3);
   EXPECT_TRUE(provider.List()->empty());
+}
+
+// The decorator: every call timed under the caller's controller label, failures counted by type.
+TEST(MeteredCloudProviderTest, TimesEveryCallAndCountsErrorsByType) {
+  OneMachineProvider inner;
+  metrics::Registry registry;
+  MeteredCloudProvider metered(inner, registry, "node.termination");
+  apis::v1::NodeClaim claim;
+  claim.status.provider_id = std::string(OneMachineProvider::kProviderId);
+  EXPECT_TRUE(metered.Delete(claim).ok());
+  EXPECT_TRUE(metered.Delete(claim).ok());
+  EXPECT_TRUE(IsNodeClaimNotFound(metered.Delete(claim)));  // the error passes through
+  EXPECT_TRUE(IsInsufficientCapacity(metered.Create(claim).status()));
+  EXPECT_EQ(metered.RepairPolicies().size(), 1u);
+  EXPECT_EQ(metered.Name(), "one-machine");
+  const std::string text = registry.Expose();
+  EXPECT_THAT(
+      text, ::testing::HasSubstr("karpenter_cloudprovider_duration_seconds_count{controller=\"node."
+                                 "termination\",method=\"Delete\",provider=\"one-machine\"} 3\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr(
+                        "karpenter_cloudprovider_duration_seconds_count{controller=\"node."
+                        "termination\",method=\"RepairPolicies\",provider=\"one-machine\"} 1\n"));
+  EXPECT_THAT(
+      text,
+      ::testing::HasSubstr(
+          "karpenter_cloudprovider_errors_total{controller=\"node.termination\","
+          "method=\"Delete\",provider=\"one-machine\",error=\"NodeClaimNotFoundError\"} 1\n"));
+  EXPECT_THAT(
+      text,
+      ::testing::HasSubstr(
+          "method=\"Create\",provider=\"one-machine\",error=\"InsufficientCapacityError\"} 1\n"));
+  EXPECT_EQ(MeteredCloudProvider::ErrorLabel(absl::UnavailableError("x")), "");
 }
 
 }  // namespace

@@ -69,7 +69,8 @@ spec:
         - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}
         - {{key: karpenter.kwok.sh/instance-family, operator: In, values: [c7k]}}
         - {{key: karpenter.kwok.sh/instance-cpu, operator: In, values: ["4", "8"]}}
-{extra_requirement}  disruption:
+{extra_requirement}  limits: {{cpu: "1000"}}  # far above what the test uses (karpenter_nodepools_limit)
+  disruption:
     consolidationPolicy: WhenEmptyOrUnderutilized
     consolidateAfter: 0s
     budgets: {budgets}
@@ -101,7 +102,7 @@ spec:
       containers:
         - name: app
           image: registry.example/app:1
-          resources: {{requests: {{cpu: "{cpu}", memory: 256Mi}}}}
+          resources: {{requests: {{cpu: "{cpu}", memory: 256Mi}}, limits: {{memory: 256Mi}}}}
 """
 
 
@@ -327,6 +328,8 @@ NO_SAMPLES = {
         "only between a pass's ack of a pod and its decision",
     "karpenter_voluntary_disruption_queue_failures_total": "no command fails",
     "karpenter_nodepools_cost_tracker_errors_total": "kwok prices every offering",
+    "karpenter_voluntary_disruption_failed_validations_total": "no command fails validation",
+    "karpenter_nodes_total_daemon_*": "no DaemonSet here (node_metrics_test counts them)",
 }
 
 
@@ -337,6 +340,11 @@ def main() -> int:
     binary = sys.argv[1]
     apply_crds()
     kubectl("create", "namespace", NS)
+    # Pods are refused until kube-controller-manager has made the namespace's service account.
+    wait_for("the namespace's default service account",
+             lambda: kubectl("get", "serviceaccount", "default", "-n", NS,
+                             check_rc=False).returncode == 0,
+             None, timeout=60)
     kubectl("apply", "-f", "-", stdin=nodepool(CLOSED_NOW))
     log_path = Path(os.environ.get("DOVETAIL_E2E_LOG_DIR", "/tmp")) / f"dovetail-disruption-{RUN_ID}.log"
     process = ControllerProcess(binary, log_path)

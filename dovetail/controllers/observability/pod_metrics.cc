@@ -89,16 +89,17 @@ PodMetrics::PodMetrics(metrics::Registry& registry) {
       metrics::DurationBuckets());
 }
 
-void PodMetrics::Collect(state::ClusterInformers& informers, state::Cluster& cluster,
-                         absl::Time now) {
-  std::map<std::string, std::shared_ptr<const kube::NodeInfo>> nodes;
-  for (const auto& node : informers.nodes().store().List()) nodes[node->meta.name] = node;
-  state::PodSchedulingTimes& times = cluster.pod_scheduling_times();
+void PodMetrics::Collect(const std::vector<state::PodPtr>& pods,
+                         const std::vector<state::NodePtr>& node_list,
+                         state::PodSchedulingTimes& times, absl::Time now) {
+  std::map<std::string, state::NodePtr> nodes;
+  for (const state::NodePtr& node : node_list) nodes[node->meta.name] = node;
 
   std::map<metrics::LabelValues, double> states, unstarted, unbound, p_unstarted, p_unbound,
       undecided;
   absl::flat_hash_set<std::string> seen;
-  informers.pods().store().ForEach([&](const kube::PodInfo& pod) {
+  for (const state::PodPtr& pod_ptr : pods) {
+    const kube::PodInfo& pod = *pod_ptr;
     const std::string key = pod.meta.Key();
     seen.insert(key);
     const metrics::LabelValues id = {pod.meta.name, *pod.meta.namespace_};
@@ -161,7 +162,7 @@ void PodMetrics::Collect(state::ClusterInformers& informers, state::Cluster& clu
       }
       unbound_pods_.erase(key);
     }
-  });
+  }
   // Pods that are gone.
   absl::erase_if(pending_, [&](const std::string& k) { return !seen.contains(k); });
   absl::erase_if(unbound_pods_, [&](const std::string& k) { return !seen.contains(k); });

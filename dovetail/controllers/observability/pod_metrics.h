@@ -20,19 +20,21 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
 #include "dovetail/metrics/registry.h"
 #include "dovetail/state/cluster.h"
-#include "dovetail/state/cluster_informers.h"
 
 namespace dovetail::controllers::observability {
 
 class PodMetrics {
  public:
   explicit PodMetrics(metrics::Registry& registry);
-  void Collect(state::ClusterInformers& informers, state::Cluster& cluster, absl::Time now);
+  // `pods` and `nodes`: every Pod and Node (the informers' stores).
+  void Collect(const std::vector<state::PodPtr>& pods, const std::vector<state::NodePtr>& nodes,
+               state::PodSchedulingTimes& times, absl::Time now);
   void Clear();
 
  private:

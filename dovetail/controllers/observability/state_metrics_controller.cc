@@ -97,7 +97,8 @@ void StateMetricsController::Collect() {
   if (deps_.metrics == nullptr) return;
   const absl::Time now = deps_.clock.Now();
   nodes_->Collect(deps_.cluster, now);
-  pods_->Collect(deps_.informers, deps_.cluster, now);
+  pods_->Collect(deps_.informers.pods().store().List(), deps_.informers.nodes().store().List(),
+                 deps_.cluster.pod_scheduling_times(), now);
   CollectCost();
 }
 
