@@ -329,7 +329,8 @@ NO_SAMPLES = {
     "karpenter_voluntary_disruption_queue_failures_total": "no command fails",
     "karpenter_nodepools_cost_tracker_errors_total": "kwok prices every offering",
     "karpenter_voluntary_disruption_failed_validations_total": "no command fails validation",
-    "karpenter_nodes_total_daemon_*": "no DaemonSet here (node_metrics_test counts them)",
+    "karpenter_nodes_total_daemon_*": "no DaemonSet here (observability's metrics_test counts them)",
+    "karpenter_consolidation_score": "no Balanced NodePool here (disruption_test scores them)",
 }
 
 

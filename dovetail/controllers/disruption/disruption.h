@@ -197,11 +197,22 @@ class Simulator {
   virtual absl::StatusOr<Result> Simulate(std::span<const Candidate> candidates) const = 0;
 };
 
+// A consolidation move a method settled on, per NodePool of its candidates (what upstream's
+// karpenter_consolidation_moves_total and karpenter_consolidation_score count).
+struct ConsolidationMove {
+  std::string node_pool;
+  std::string policy;           // the pool's consolidationPolicy
+  bool approved = true;         // the move as a whole
+  std::optional<double> score;  // a Balanced pool's score
+  bool score_approved = true;   // that pool's verdict
+};
+
 struct MethodResult {
   std::vector<Command> commands;
   std::vector<Explanation> explanations;
   size_t eligible = 0;  // the method's candidates (karpenter_voluntary_disruption_eligible_nodes)
   bool timed_out = false;  // a consolidation search stopped at its time limit
+  std::vector<ConsolidationMove> moves;
 };
 
 // Runs one method (§2.8.4–2.8.9), taking budget from `budgets` for every command it returns.

@@ -89,6 +89,15 @@ DisruptionController::DisruptionController(const Dependencies& deps, ControllerO
     for (Method m : {Method::kMultiNodeConsolidation, Method::kSingleNodeConsolidation}) {
       consolidation_timeouts_metric_->Inc({std::string(ConsolidationType(m))}, 0);
     }
+    moves_metric_ = &deps_.metrics->NewCounter(
+        "karpenter_consolidation_moves_total",
+        "Consolidation moves evaluated, by decision (approved, rejected), NodePool and "
+        "consolidation policy.",
+        {"decision", "nodepool", "policy"});
+    score_metric_ = &deps_.metrics->NewHistogram(
+        "karpenter_consolidation_score",
+        "Score of balanced consolidation moves. Labeled by decision, NodePool, and policy.",
+        {"decision", "nodepool", "policy"}, {0.1, 0.25, 0.33, 0.5, 1.0, 2.0, 5.0, 10.0});
     consuming_budgets_metric_ = &deps_.metrics->NewGauge(
         "karpenter_nodepools_nodes_consuming_budgets",
         "The number of nodes of a NodePool that are disrupting (not ready, deleting or marked) "
@@ -315,6 +324,14 @@ absl::StatusOr<PassResult> DisruptionController::RunOnceLocked(bool defer_valida
       eligible_nodes_metric_->Set({ReasonLabel(reason)}, static_cast<double>(computed->eligible));
       if (computed->timed_out) {
         consolidation_timeouts_metric_->Inc({std::string(ConsolidationType(method))});
+      }
+      for (const ConsolidationMove& move : computed->moves) {
+        moves_metric_->Inc({move.approved ? "approved" : "rejected", move.node_pool, move.policy});
+        if (move.score.has_value()) {
+          score_metric_->Observe(
+              {move.score_approved ? "approved" : "rejected", move.node_pool, move.policy},
+              *move.score);
+        }
       }
     }
     if (!computed.ok()) {

@@ -44,7 +44,9 @@
 // method's candidates), _consolidation_timeouts_total{consolidation_type} (searches stopped at
 // their time limit), karpenter_nodepools_allowed_disruptions{nodepool, reason} (what the pass may
 // still start: allowed minus disrupting), karpenter_nodepools_nodes_consuming_budgets{nodepool,
-// reason} (the disrupting nodes), and the queue's.
+// reason} (the disrupting nodes), karpenter_consolidation_moves_total{decision, nodepool, policy}
+// and karpenter_consolidation_score{...} (Balanced pools; disruption.h's ConsolidationMove), and
+// the queue's.
 //
 // Involuntary replacement (Replacer, replacer.h; replace.cc): Replace() runs under the same lock
 // as the passes. It takes the node by NodeClaim name, with none of the voluntary filters
@@ -215,6 +217,8 @@ class DisruptionController : public Controller, public Replacer {
   metrics::Gauge* eligible_nodes_metric_ = nullptr;
   metrics::Counter* consolidation_timeouts_metric_ = nullptr;
   metrics::Gauge* consuming_budgets_metric_ = nullptr;
+  metrics::Counter* moves_metric_ = nullptr;
+  metrics::Histogram* score_metric_ = nullptr;
   metrics::Gauge* allowed_disruptions_metric_ = nullptr;
 
   absl::Mutex pass_mu_;

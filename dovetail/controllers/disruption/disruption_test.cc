@@ -494,12 +494,27 @@ TEST(DisruptionTest, BalancedPolicyRejectsSmallSavingsForTheDisruption) {
     if (e.message.find("Balanced") != std::string::npos) rejected = true;
   }
   EXPECT_TRUE(rejected);
+  // Every replacement move was scored and rejected (the metrics' moves).
+  ASSERT_THAT(result->moves, SizeIs(10));
+  for (const ConsolidationMove& move : result->moves) {
+    EXPECT_EQ(move.node_pool, "default");
+    EXPECT_EQ(move.policy, "Balanced");
+    EXPECT_FALSE(move.approved);
+    ASSERT_TRUE(move.score.has_value());
+    EXPECT_LT(*move.score, 0.5);
+    EXPECT_FALSE(move.score_approved);
+  }
 
   auto underutilized = build(std::nullopt);
   result = underutilized->Run(Method::kSingleNodeConsolidation);
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_THAT(result->commands, SizeIs(1));
   EXPECT_EQ(result->commands[0].replacements.at(0).instance_type, "b");
+  // Not Balanced: the move counts as approved, unscored.
+  ASSERT_THAT(result->moves, SizeIs(1));
+  EXPECT_TRUE(result->moves[0].approved);
+  EXPECT_EQ(result->moves[0].policy, "WhenEmptyOrUnderutilized");
+  EXPECT_FALSE(result->moves[0].score.has_value());
 }
 
 TEST(DisruptionTest, MinSavingsAnnotationKeepsSmallMoves) {

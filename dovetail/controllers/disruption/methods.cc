@@ -313,10 +313,19 @@ class Balanced {
     }
   }
 
-  // "" when every Balanced pool of the move approves it; else why not. `replacement_price` is
-  // what the move launches (0 for a delete).
-  std::string Rejects(std::span<const Candidate> candidates, double replacement_price) const {
-    if (totals_.empty()) return "";
+  // One pool's verdict on a move (§2.8.11): `scored` when the pool is Balanced.
+  struct PoolScore {
+    std::string pool;
+    bool scored = false;
+    double score = 0;
+    bool approved = true;
+    std::string why;  // when not approved
+  };
+
+  // The verdict of each pool of the candidates, by pool name. `replacement_price` is what the
+  // move launches (0 for a delete).
+  std::vector<PoolScore> Score(std::span<const Candidate> candidates,
+                               double replacement_price) const {
     double sources = 0;
     absl::flat_hash_map<std::string, std::pair<double, double>> by_pool;  // cost, disruption
     for (const Candidate& c : candidates) {
@@ -327,13 +336,14 @@ class Balanced {
     }
     const double savings = sources - replacement_price;
     constexpr double kK = 2;
-    std::vector<std::string> pools;
-    for (const auto& [pool, totals] : by_pool) pools.push_back(pool);
-    std::sort(pools.begin(), pools.end());
-    for (const std::string& pool : pools) {
-      auto t = totals_.find(pool);
+    std::vector<PoolScore> out;
+    for (const auto& [pool, totals] : by_pool) out.push_back({.pool = pool});
+    std::sort(out.begin(), out.end(),
+              [](const PoolScore& a, const PoolScore& b) { return a.pool < b.pool; });
+    for (PoolScore& verdict : out) {
+      auto t = totals_.find(verdict.pool);
       if (t == totals_.end()) continue;  // not Balanced
-      const auto& [cost, disruption] = by_pool.at(pool);
+      const auto& [cost, disruption] = by_pool.at(verdict.pool);
       const double pool_savings = sources > 0 ? savings * cost / sources : 0;
       const double pool_cost = t->second.cost > 0 ? t->second.cost : cost;
       const double savings_fraction = pool_cost > 0 ? pool_savings / pool_cost : 0;
@@ -347,14 +357,47 @@ class Balanced {
       } else {
         score = savings_fraction / disruption_fraction;
       }
+      verdict.scored = true;
+      verdict.score = score;
       if (score < 1 / kK) {
-        return absl::StrFormat(
+        verdict.approved = false;
+        verdict.why = absl::StrFormat(
             "NodePool \"%s\" (Balanced) rejects the move: score %.4f below %.2f (savings %.4f of "
             "the pool's cost, disruption %.4f of the pool's)",
-            pool, score, 1 / kK, savings_fraction, disruption_fraction);
+            verdict.pool, score, 1 / kK, savings_fraction, disruption_fraction);
       }
     }
+    return out;
+  }
+
+  // "" when every Balanced pool of the move approves it; else why not.
+  std::string Rejects(std::span<const Candidate> candidates, double replacement_price) const {
+    if (totals_.empty()) return "";
+    for (const PoolScore& verdict : Score(candidates, replacement_price)) {
+      if (!verdict.approved) return verdict.why;
+    }
     return "";
+  }
+
+  // Records a scored move for karpenter_consolidation_moves_total / _score (upstream counts the
+  // move each consolidation method settles on, approved or the last rejected).
+  void Record(std::span<const Candidate> candidates, double replacement_price,
+              const ClusterView& view, std::vector<ConsolidationMove>& out) const {
+    const std::vector<PoolScore> verdicts = Score(candidates, replacement_price);
+    bool approved = true;
+    for (const PoolScore& v : verdicts) approved = approved && v.approved;
+    for (const PoolScore& v : verdicts) {
+      ConsolidationMove move{.node_pool = v.pool, .approved = approved};
+      if (auto pool = view.node_pools.find(v.pool); pool != view.node_pools.end()) {
+        move.policy =
+            std::string(apis::core::EnumName(internal::ConsolidationPolicyOf(pool->second)));
+      }
+      if (v.scored) {
+        move.score = v.score;
+        move.score_approved = v.approved;
+      }
+      out.push_back(std::move(move));
+    }
   }
 
  private:
@@ -652,6 +695,9 @@ absl::StatusOr<MethodResult> MultiNode(const ClusterView& view, const Simulator&
     for (const Candidate& c : group) absl::StrAppend(&key, c.name, "\n");
     return key;
   };
+  // The last group a Balanced pool rejected, and its replacement's price.
+  std::vector<Candidate> last_rejected;
+  double last_rejected_price = 0;
   // A valid command for the candidates, or nullopt.
   auto attempt = [&](std::span<const Candidate> group) -> absl::StatusOr<std::optional<Command>> {
     std::string why;
@@ -672,7 +718,11 @@ absl::StatusOr<MethodResult> MultiNode(const ClusterView& view, const Simulator&
       for (const Candidate& c : group) sources += c.price;
       command->savings_per_hour = sources - launched;
     }
-    if (!balanced.Rejects(group, launched).empty()) return std::nullopt;
+    if (!balanced.Rejects(group, launched).empty()) {
+      last_rejected.assign(group.begin(), group.end());
+      last_rejected_price = launched;
+      return std::nullopt;
+    }
     if (!BelowMinSavings(*command, view, options).empty()) return std::nullopt;
     return command;
   };
@@ -744,7 +794,13 @@ absl::StatusOr<MethodResult> MultiNode(const ClusterView& view, const Simulator&
     if (timed_out) absl::StrAppend(&message, " (search timed out)");
     out.explanations.push_back(Explain(c, Method::kMultiNodeConsolidation, false, "", message));
   }
-  if (best.has_value()) out.commands.push_back(std::move(*best));
+  if (best.has_value()) {
+    const double launched = best->replacements.empty() ? 0 : best->replacements.front().price;
+    balanced.Record(best->candidates, launched, view, out.moves);
+    out.commands.push_back(std::move(*best));
+  } else if (!last_rejected.empty()) {
+    balanced.Record(last_rejected, last_rejected_price, view, out.moves);
+  }
   out.timed_out = timed_out;
   return out;
 }
@@ -807,6 +863,7 @@ absl::StatusOr<MethodResult> SingleNode(const ClusterView& view, const Simulator
       continue;
     }
     const double launched = command->replacements.empty() ? 0 : command->replacements.front().price;
+    balanced.Record(one, launched, view, out.moves);
     if (std::string rejected = balanced.Rejects(one, launched); !rejected.empty()) {
       out.explanations.push_back(
           Explain(*c, Method::kSingleNodeConsolidation, false, kUnconsolidatable, rejected));
