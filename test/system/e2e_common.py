@@ -229,11 +229,11 @@ class MetricsScraper:
 
 
 def check_upstream_families(scraper: MetricsScraper, not_served: dict[str, str],
-                            no_samples: dict[str, str]) -> None:
+                            no_samples: dict[str, str], only: tuple[str, ...] = ()) -> None:
     """Every family of upstream's inventory is served with upstream's type, and its samples carry
     exactly upstream's labels; except those in `not_served` (name or prefix ending in "*" →
     why) and, for samples only, `no_samples` (the run has nothing to count; the type is still
-    checked)."""
+    checked). `only`: the name prefixes to check (all when empty)."""
     def listed(name: str, table: dict[str, str]) -> bool:
         return any(name == k or (k.endswith("*") and name.startswith(k[:-1])) for k in table)
 
@@ -241,7 +241,7 @@ def check_upstream_families(scraper: MetricsScraper, not_served: dict[str, str],
     missing, wrong_type, no_series, wrong_labels = [], [], [], []
     for family in inventory:
         name = family["name"]
-        if listed(name, not_served):
+        if listed(name, not_served) or (only and not name.startswith(only)):
             continue
         if name not in scraper.types:
             missing.append(name)
