@@ -27,6 +27,7 @@
 #include <optional>
 #include <queue>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -46,6 +47,14 @@ struct WorkQueueOptions {
   // Both set: export the metrics above, labelled with `name` (the controller's name).
   std::string name;
   metrics::Registry* metrics = nullptr;
+
+  // A copy with `name` and `registry` set (a null registry: no metrics).
+  WorkQueueOptions WithMetrics(std::string_view queue_name, metrics::Registry* registry) const {
+    WorkQueueOptions out = *this;
+    out.name = std::string(queue_name);
+    out.metrics = registry;
+    return out;
+  }
 };
 
 class WorkQueue {

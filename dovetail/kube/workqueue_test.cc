@@ -159,7 +159,13 @@ TEST(WorkQueueMetricsTest, UnnamedQueuesExportNothing) {
   metrics::Registry r;
   WorkQueue queue({.metrics = &r});
   queue.Add("a");
+  WorkQueue no_registry(WorkQueueOptions{}.WithMetrics("x", nullptr));
+  no_registry.Add("a");
   EXPECT_THAT(r.Expose(), ::testing::Not(::testing::HasSubstr("workqueue_")));
+  WorkQueue named(WorkQueueOptions{.base_delay = absl::Seconds(3)}.WithMetrics("x", &r));
+  EXPECT_EQ(named.options().base_delay, absl::Seconds(3));
+  EXPECT_THAT(r.Expose(),
+              ::testing::HasSubstr("workqueue_adds_total{name=\"x\",controller=\"x\"} 0"));
 }
 
 TEST(ControllerMetricsTest, CountsReconcilesByResultAsControllerRuntimeDoes) {
