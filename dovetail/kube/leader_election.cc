@@ -33,9 +33,18 @@ LeaderElector::LeaderElector(std::unique_ptr<RestClient> rest, LeaderElectionCon
     config_.retry_period = config_.renew_deadline / 2;
   }
   if (gate_ != nullptr) gate_->Close();
+  SetMasterStatus(false);
 }
 
 LeaderElector::~LeaderElector() { Stop(); }
+
+void LeaderElector::SetMasterStatus(bool leading) {
+  if (config_.metrics == nullptr) return;
+  config_.metrics
+      ->NewGauge("leader_election_master_status",
+                 "1 while this process holds the lease `name`, else 0. Group by name.", {"name"})
+      .Set({config_.lease_name}, leading ? 1 : 0);
+}
 
 void LeaderElector::Start() {
   thread_ = std::thread([this] { Run(); });
@@ -81,6 +90,7 @@ void LeaderElector::Run() {
       absl::MutexLock lock(&mu_);
       leader_ = true;
     }
+    SetMasterStatus(true);
     if (callbacks_.on_started_leading) callbacks_.on_started_leading();
     // Renew until a renewal has not succeeded for renew_deadline.
     while (!stopping()) {
@@ -94,6 +104,7 @@ void LeaderElector::Run() {
       absl::MutexLock lock(&mu_);
       leader_ = false;
     }
+    SetMasterStatus(false);
     if (callbacks_.on_stopped_leading) callbacks_.on_stopped_leading();
     if (stopping()) Release();
   }

@@ -10,6 +10,9 @@
 // or paused stops writing on time even if this elector's thread is stuck too.
 // The elector must have its own RestClient (own token bucket and connections), so heavy traffic
 // on the main client cannot starve renewals.
+// With LeaderElectionConfig::metrics, leader_election_master_status{name=<lease name>} is 0 from
+// construction, 1 from acquiring the lease until leading stops, then 0 again (client-go's
+// leader metric as controller-runtime exports it).
 // Thread-safe; callbacks run on the elector's thread.
 #pragma once
 
@@ -24,6 +27,7 @@
 #include "dovetail/common/clock.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/rest_client.h"
+#include "dovetail/metrics/registry.h"
 
 namespace dovetail::kube {
 
@@ -34,6 +38,7 @@ struct LeaderElectionConfig {
   absl::Duration lease_duration = absl::Seconds(15);
   absl::Duration renew_deadline = absl::Seconds(10);
   absl::Duration retry_period = absl::Seconds(2);
+  metrics::Registry* metrics = nullptr;  // where to export leader_election_master_status
 };
 
 struct LeaderCallbacks {
@@ -63,6 +68,7 @@ class LeaderElector {
   void Release();
   void WaitOrStop(absl::Duration d);
   bool stopping() const;
+  void SetMasterStatus(bool leading);
 
   std::unique_ptr<RestClient> rest_;
   Client client_;

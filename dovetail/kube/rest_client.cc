@@ -15,9 +15,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/kube/errors.h"
+#include "dovetail/metrics/buckets.h"
 
 namespace dovetail::kube {
 namespace {
@@ -83,7 +85,67 @@ bool IsIdempotent(const HttpRequest& request) {
   return request.method == "GET" || request.method == "HEAD";
 }
 
+// The host[:port] of a server URL ("https://10.0.0.1:6443/prefix" -> "10.0.0.1:6443"), as
+// client-go's rest_client_requests_total reports it.
+std::string ServerHost(std::string_view server) {
+  if (size_t scheme = server.find("://"); scheme != std::string_view::npos) {
+    server.remove_prefix(scheme + 3);
+  }
+  return std::string(server.substr(0, server.find('/')));
+}
+
 }  // namespace
+
+struct RestClient::Instruments {
+  explicit Instruments(metrics::Registry& r, std::string server_host)
+      : host(std::move(server_host)),
+        requests(r.NewCounter("rest_client_requests_total",
+                              "HTTP requests to the API server by status code, method and host.",
+                              {"code", "method", "host"})),
+        results(r.NewCounter("client_go_request_total",
+                             "HTTP requests to the API server by status code and method.",
+                             {"code", "method"})),
+        latency(r.NewHistogram("client_go_request_duration_seconds",
+                               "API request latency in seconds, retries included, by verb, "
+                               "group, version, kind and subresource.",
+                               {"verb", "group", "version", "kind", "subresource"},
+                               metrics::ExponentialBuckets(0.001, 1.5, 20))) {}
+  const std::string host;
+  metrics::Counter& requests;
+  metrics::Counter& results;
+  metrics::Histogram& latency;
+};
+
+std::optional<std::vector<std::string>> ClientGoLatencyLabels(std::string_view method,
+                                                              std::string_view path) {
+  path = path.substr(0, path.find('?'));
+  if (path.empty() || path[0] != '/') return std::nullopt;
+  std::vector<absl::string_view> parts = absl::StrSplit(AsAbsl(path.substr(1)), '/');
+  size_t group = 0;
+  if (parts[0] == "apis") {
+    group = 1;
+  } else if (parts[0] != "api") {
+    return std::nullopt;
+  }
+  if (parts.size() < group + 3) return std::nullopt;  // discovery
+  const size_t version = group + 1;
+  // Namespaced: <version>/namespaces/<ns>/<kind>/...; cluster-scoped (and namespaces
+  // themselves): <version>/<kind>/...
+  const size_t kind =
+      parts[group + 2] == "namespaces" && parts.size() > group + 4 ? version + 3 : version + 1;
+  const bool named = parts.size() > kind + 1;
+  std::string verb(method);
+  if (verb == "POST") {
+    verb = "CREATE";
+  } else if (verb == "GET" && !named) {
+    verb = "LIST";
+  } else if (verb == "PUT") {
+    verb = named ? "UPDATE" : "CREATE";
+  }
+  return std::vector<std::string>{verb, group == 0 ? "" : std::string(parts[0 + group]),
+                                  std::string(parts[version]), std::string(parts[kind]),
+                                  parts.size() == kind + 3 ? std::string(parts[kind + 2]) : ""};
+}
 
 struct RestClient::Handle {
   CURL* curl = nullptr;
@@ -121,7 +183,18 @@ RestClient::RestClient(const RestConfig& config, RestClientOptions options)
       owned_clock_(options.clock == nullptr ? std::make_unique<RealClock>() : nullptr),
       clock_(options.clock != nullptr ? *options.clock : *owned_clock_),
       credentials_(config_, clock_),
-      bucket_(config.qps, config.burst, clock_) {}
+      bucket_(config.qps, config.burst, clock_) {
+  if (options_.metrics != nullptr) {
+    instruments_ = std::make_unique<Instruments>(*options_.metrics, ServerHost(config_.server));
+  }
+}
+
+void RestClient::CountAttempt(const HttpRequest& request, int code) {
+  if (instruments_ == nullptr) return;
+  const std::string c = code > 0 ? absl::StrCat(code) : "<error>";
+  instruments_->requests.Inc({c, request.method, instruments_->host});
+  instruments_->results.Inc({c, request.method});
+}
 
 RestClient::~RestClient() = default;
 
@@ -245,8 +318,11 @@ absl::StatusOr<HttpResponse> RestClient::Perform(Handle& handle, const HttpReque
   long code = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
   *retry_after = state.retry_after;
+  const bool ended_by_us = state.stopped_by_consumer || (cancel != nullptr && cancel->load());
+  // A transfer that failed after the status line has no whole response: "<error>".
+  CountAttempt(request, rc == CURLE_OK || ended_by_us ? static_cast<int>(code) : 0);
   if (rc != CURLE_OK) {
-    if (state.stopped_by_consumer || (cancel != nullptr && cancel->load())) {
+    if (ended_by_us) {
       response.code = static_cast<int>(code);
       return response;
     }
@@ -263,6 +339,17 @@ absl::StatusOr<HttpResponse> RestClient::Perform(Handle& handle, const HttpReque
 }
 
 absl::StatusOr<HttpResponse> RestClient::Do(const HttpRequest& request) {
+  if (instruments_ == nullptr) return DoWithRetries(request);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<HttpResponse> result = DoWithRetries(request);
+  if (std::optional<std::vector<std::string>> labels =
+          ClientGoLatencyLabels(request.method, request.path)) {
+    instruments_->latency.Observe(*labels, absl::ToDoubleSeconds(absl::Now() - start));
+  }
+  return result;
+}
+
+absl::StatusOr<HttpResponse> RestClient::DoWithRetries(const HttpRequest& request) {
   Backoff backoff(options_.backoff);
   bool reauthenticated = false;
   for (int attempt = 0;; ++attempt) {

@@ -11,12 +11,20 @@
 // Anything else non-2xx is returned as a status built by StatusFromHttp (errors.h).
 // Watches use Stream(), which is throttled like any request but never retried (the informer
 // owns reconnecting).
+// Metrics (with RestClientOptions::metrics), as client-go reports them in upstream Karpenter:
+//  - every attempt (each retry, each stream) counts in controller-runtime's
+//    rest_client_requests_total{code,method,host} and operatorpkg's
+//    client_go_request_total{code,method}: code is the HTTP status, "<error>" when no response
+//    arrived; method the HTTP method; host the server's host[:port];
+//  - every Do() (throttling and retries included; not streams) is observed in operatorpkg's
+//    client_go_request_duration_seconds with the labels of ClientGoLatencyLabels().
 // Thread-safe: any number of threads may issue requests concurrently.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +38,7 @@
 #include "dovetail/kube/config.h"
 #include "dovetail/kube/credentials.h"
 #include "dovetail/kube/rate_limiter.h"
+#include "dovetail/metrics/registry.h"
 
 namespace dovetail::kube {
 
@@ -52,7 +61,8 @@ struct RestClientOptions {
   int max_retries = 6;
   Backoff::Options backoff = {.initial = absl::Milliseconds(100), .max = absl::Seconds(10)};
   absl::Duration max_retry_after = absl::Seconds(60);
-  const Clock* clock = nullptr;  // default: a RealClock owned by the client
+  const Clock* clock = nullptr;          // default: a RealClock owned by the client
+  metrics::Registry* metrics = nullptr;  // where to count requests (see above); null: nowhere
 };
 
 struct RestClientStats {
@@ -86,7 +96,12 @@ class RestClient {
 
  private:
   struct Handle;
+  struct Instruments;  // the request families above
   RestClient(const RestConfig& config, RestClientOptions options);
+
+  absl::StatusOr<HttpResponse> DoWithRetries(const HttpRequest& request);
+  // Counts one attempt: `code` 0 when no response arrived.
+  void CountAttempt(const HttpRequest& request, int code);
 
   std::unique_ptr<Handle> Acquire();
   void Release(std::unique_ptr<Handle> handle);
@@ -109,7 +124,16 @@ class RestClient {
   std::atomic<int64_t> requests_{0};
   std::atomic<int64_t> retries_{0};
   std::atomic<int64_t> throttled_{0};
+  std::unique_ptr<Instruments> instruments_;  // null without metrics
 };
+
+// The client_go_request_duration_seconds labels {verb, group, version, kind, subresource} of a
+// request, as operatorpkg derives them from client-go's URL template: kind is the resource
+// (e.g. "pods"), group "" for the core API; the verb is POST -> CREATE, GET of a collection ->
+// LIST, PUT -> UPDATE (CREATE on a collection), others as sent. Empty for paths outside
+// /api and /apis/<group> resources (discovery, /version, ...), which are not observed.
+std::optional<std::vector<std::string>> ClientGoLatencyLabels(std::string_view method,
+                                                              std::string_view path);
 
 // Percent-encodes a query parameter value.
 std::string UrlEncode(std::string_view value);

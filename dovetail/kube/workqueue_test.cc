@@ -5,6 +5,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "dovetail/metrics/registry.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::kube {
@@ -88,6 +91,157 @@ TEST(ControllerTest, NeverReconcilesTheSameKeyConcurrentlyAndRetriesFailures) {
   controller.Stop();
   absl::MutexLock lock(&mu);
   EXPECT_FALSE(overlap);
+}
+
+// Polls `done` (a metric reaching a value set by another thread) for up to 10s.
+template <typename F>
+bool Eventually(F done) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!done()) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return true;
+}
+
+TEST(WorkQueueMetricsTest, ExportsClientGoFamiliesLabelledAsControllerRuntimeDoes) {
+  metrics::Registry r;
+  const metrics::LabelValues l = {"nodepool.hash", "nodepool.hash"};
+  const metrics::LabelValues depth_l = {"nodepool.hash", "nodepool.hash", ""};
+  auto queue = std::make_unique<WorkQueue>(WorkQueueOptions{
+      .base_delay = absl::Milliseconds(1), .name = "nodepool.hash", .metrics = &r});
+  metrics::Counter& adds = r.NewCounter("workqueue_adds_total", "", {"name", "controller"});
+  metrics::Counter& retries = r.NewCounter("workqueue_retries_total", "", {"name", "controller"});
+  metrics::Gauge& depth = r.NewGauge("workqueue_depth", "", {"name", "controller", "priority"});
+  metrics::Gauge& longest =
+      r.NewGauge("workqueue_longest_running_processor_seconds", "", {"name", "controller"});
+  metrics::Gauge& unfinished =
+      r.NewGauge("workqueue_unfinished_work_seconds", "", {"name", "controller"});
+  metrics::Histogram& waited =
+      r.NewHistogram("workqueue_queue_duration_seconds", "", {"name", "controller"}, {});
+  metrics::Histogram& worked =
+      r.NewHistogram("workqueue_work_duration_seconds", "", {"name", "controller"}, {});
+  EXPECT_THAT(r.Expose(), ::testing::HasSubstr(
+                              "workqueue_depth{name=\"nodepool.hash\",controller=\"nodepool.hash\","
+                              "priority=\"\"} 0\n"));
+
+  queue->Add("a");
+  queue->Add("a");  // deduplicated: not an add
+  queue->Add("b");
+  EXPECT_EQ(adds.Value(l), 2);
+  EXPECT_EQ(depth.Value(depth_l), 2);
+  ASSERT_EQ(queue->Get(), "a");
+  EXPECT_EQ(depth.Value(depth_l), 1);
+  EXPECT_EQ(waited.Count(l), 1u);
+  queue->Add("a");  // waits for Done, but counts as waiting (client-go's depth)
+  EXPECT_EQ(adds.Value(l), 3);
+  EXPECT_EQ(depth.Value(depth_l), 2);
+  // A key in progress shows in the in-progress gauges within client-go's 500ms period.
+  EXPECT_TRUE(Eventually([&] { return longest.Value(l) >= 0.2; }));
+  EXPECT_GE(unfinished.Value(l), longest.Value(l));
+  queue->Done("a");
+  EXPECT_EQ(worked.Count(l), 1u);
+  EXPECT_GE(worked.Sum(l), 0.2);
+  EXPECT_TRUE(Eventually([&] { return longest.Value(l) == 0 && unfinished.Value(l) == 0; }));
+
+  queue->AddAfter("c", absl::Milliseconds(1));
+  queue->AddRateLimited("d");
+  EXPECT_EQ(retries.Value(l), 2);
+  EXPECT_TRUE(Eventually([&] { return depth.Value(depth_l) == 4; }));  // a, b, c, d
+  EXPECT_EQ(adds.Value(l), 5);
+  // client-go's bounds, bit for bit (test/testdata/upstream-metrics.json).
+  EXPECT_THAT(r.Expose(), ::testing::HasSubstr("le=\"9.999999999999999e-06\""));
+  queue.reset();
+  EXPECT_EQ(depth.Value(depth_l), 0);
+}
+
+TEST(WorkQueueMetricsTest, UnnamedQueuesExportNothing) {
+  metrics::Registry r;
+  WorkQueue queue({.metrics = &r});
+  queue.Add("a");
+  WorkQueue no_registry(WorkQueueOptions{}.WithMetrics("x", nullptr));
+  no_registry.Add("a");
+  EXPECT_THAT(r.Expose(), ::testing::Not(::testing::HasSubstr("workqueue_")));
+  WorkQueue named(WorkQueueOptions{.base_delay = absl::Seconds(3)}.WithMetrics("x", &r));
+  EXPECT_EQ(named.options().base_delay, absl::Seconds(3));
+  EXPECT_THAT(r.Expose(),
+              ::testing::HasSubstr("workqueue_adds_total{name=\"x\",controller=\"x\"} 0"));
+}
+
+TEST(ControllerMetricsTest, CountsReconcilesByResultAsControllerRuntimeDoes) {
+  metrics::Registry r;
+  WorkQueue queue({.base_delay = absl::Milliseconds(1), .name = "ctl", .metrics = &r});
+  absl::Mutex mu;
+  absl::flat_hash_map<std::string, int> calls;
+  Controller controller(
+      queue,
+      [&](const std::string& key) -> absl::StatusOr<ReconcileResult> {
+        int n;
+        {
+          absl::MutexLock lock(&mu);
+          n = ++calls[key];
+        }
+        if (key == "fail" && n == 1) return absl::UnavailableError("transient");
+        if (key == "later" && n == 1) return ReconcileResult{.requeue_after = absl::Hours(1)};
+        if (key == "now" && n == 1) return ReconcileResult{.requeue_after = absl::ZeroDuration()};
+        return ReconcileResult{};
+      },
+      /*workers=*/3);
+  controller.Start();
+  metrics::Counter& total =
+      r.NewCounter("controller_runtime_reconcile_total", "", {"controller", "result"});
+  EXPECT_EQ(
+      r.NewGauge("controller_runtime_max_concurrent_reconciles", "", {"controller"}).Value({"ctl"}),
+      3);
+  const std::string zeros = r.Expose();
+  for (const char* family :
+       {"controller_runtime_reconcile_panics_total", "controller_runtime_reconcile_timeouts_total",
+        "controller_runtime_terminal_reconcile_errors_total",
+        "controller_runtime_reconcile_errors_total", "controller_runtime_active_workers"}) {
+    EXPECT_THAT(zeros, ::testing::HasSubstr(std::string(family) + "{controller=\"ctl\"} 0\n"));
+  }
+  EXPECT_THAT(zeros,
+              ::testing::HasSubstr(
+                  "controller_runtime_reconcile_total{controller=\"ctl\",result=\"requeue\"} 0\n"));
+
+  for (const char* key : {"ok", "fail", "later", "now"}) queue.Add(key);
+  // ok: success; fail: error then success; later: requeue_after (then waits an hour);
+  // now: requeue then success.
+  EXPECT_TRUE(Eventually([&] {
+    return total.Value({"ctl", "success"}) == 3 && total.Value({"ctl", "error"}) == 1 &&
+           total.Value({"ctl", "requeue_after"}) == 1 && total.Value({"ctl", "requeue"}) == 1;
+  }));
+  controller.Stop();
+  EXPECT_EQ(
+      r.NewCounter("controller_runtime_reconcile_errors_total", "", {"controller"}).Value({"ctl"}),
+      1);
+  EXPECT_EQ(r.NewHistogram("controller_runtime_reconcile_time_seconds", "", {"controller"}, {})
+                .Count({"ctl"}),
+            6u);
+  EXPECT_THAT(r.Expose(), ::testing::HasSubstr(
+                              "controller_runtime_reconcile_time_seconds_bucket{controller=\"ctl\","
+                              "le=\"0.005\"}"));
+}
+
+TEST(ControllerMetricsTest, ActiveWorkersCountReconcilesInProgress) {
+  metrics::Registry r;
+  WorkQueue queue({.name = "busy", .metrics = &r});
+  absl::Notification release;
+  Controller controller(
+      queue,
+      [&](const std::string&) -> absl::StatusOr<ReconcileResult> {
+        release.WaitForNotification();
+        return ReconcileResult{};
+      },
+      /*workers=*/4);
+  controller.Start();
+  queue.Add("a");
+  queue.Add("b");
+  metrics::Gauge& active = r.NewGauge("controller_runtime_active_workers", "", {"controller"});
+  EXPECT_TRUE(Eventually([&] { return active.Value({"busy"}) == 2; }));
+  release.Notify();
+  EXPECT_TRUE(Eventually([&] { return active.Value({"busy"}) == 0; }));
+  controller.Stop();
 }
 
 }  // namespace

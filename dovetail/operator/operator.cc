@@ -13,6 +13,7 @@
 #include "dovetail/common/version.h"
 #include "dovetail/controllers/disruption/disruption_controller.h"
 #include "dovetail/kube/config.h"
+#include "dovetail/metrics/process.h"
 #include "dovetail/operator/aws.h"
 
 namespace dovetail::op {
@@ -66,7 +67,8 @@ absl::StatusOr<std::unique_ptr<Operator>> Operator::Create(const Options& option
   if (!config.ok()) return config.status();
   config->qps = options.kube_client_qps;
   config->burst = options.kube_client_burst;
-  auto rest = kube::RestClient::Create(*config);
+  metrics::ExportProcessMetrics(op->metrics_);
+  auto rest = kube::RestClient::Create(*config, {.metrics = &op->metrics_});
   if (!rest.ok()) return rest.status();
   op->rest_ = std::move(*rest);
   // Writes are refused until this process leads (or at once, without leader election).
@@ -130,7 +132,7 @@ absl::StatusOr<std::unique_ptr<Operator>> Operator::Create(const Options& option
            1);
 
   if (!options.disable_leader_election) {
-    auto elector_rest = kube::RestClient::Create(*config);
+    auto elector_rest = kube::RestClient::Create(*config, {.metrics = &op->metrics_});
     if (!elector_rest.ok()) return elector_rest.status();
     kube::LeaderElectionConfig lec;
     lec.lease_name = options.leader_election_name;
@@ -138,6 +140,7 @@ absl::StatusOr<std::unique_ptr<Operator>> Operator::Create(const Options& option
                               ? "kube-system"
                               : options.leader_election_namespace;
     lec.identity = Identity();
+    lec.metrics = &op->metrics_;
     Operator* self = op.get();
     kube::LeaderCallbacks callbacks;
     callbacks.on_started_leading = [self, identity = lec.identity] {
