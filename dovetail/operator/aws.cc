@@ -12,6 +12,7 @@
 #include "dovetail/providers/aws/aws_client.h"
 #include "dovetail/providers/aws/bootstrap.h"
 #include "dovetail/providers/aws/cloudprovider/aws_cloud_provider.h"
+#include "dovetail/providers/aws/cloudprovider/offering_metrics.h"
 #include "dovetail/providers/aws/credentials_chain.h"
 #include "dovetail/providers/aws/ec2_client.h"
 #include "dovetail/providers/aws/eks_client.h"
@@ -156,6 +157,15 @@ class AwsStackImpl final : public AwsStack {
       for (aws::AwsClient* c : {sts_.get(), ec2_raw_.get(), ssm_raw_.get(), iam_raw_.get(),
                                 sqs_raw_.get(), pricing_raw_.get(), eks_raw_.get()}) {
         if (c != nullptr) aws::ExportAwsApiMetrics(*c, *deps.metrics);
+      }
+      // Launch/termination failures, instance type vCPUs and memory, user data size.
+      cloud_->ExportMetrics(*deps.metrics);
+      if (options_.instance_type_metrics) {
+        // DOVETAIL_INSTANCE_TYPE_METRICS: the per-offering gauges (high cardinality).
+        auto gate = options_.feature_gates.find("ReservedCapacity");
+        out.push_back(std::make_unique<aws::OfferingMetricsController>(
+            deps, aws::OfferingMetricsController::Options{
+                      .reserved_capacity = gate != options_.feature_gates.end() && gate->second}));
       }
     }
     aws::nodeclass::NodeClassOptions nco;

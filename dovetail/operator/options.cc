@@ -127,6 +127,7 @@ absl::StatusOr<Options> OptionsFromEnvironment(
   for (auto [name, out] :
        {std::pair{"ISOLATED_VPC", &o.isolated_vpc},
         std::pair{"EKS_CONTROL_PLANE", &o.eks_control_plane},
+        std::pair{"DOVETAIL_INSTANCE_TYPE_METRICS", &o.instance_type_metrics},
         std::pair{"DISABLE_DRY_RUN", &o.disable_dry_run},
         std::pair{"IGNORE_DRA_REQUESTS", &o.ignore_dra_requests},
         std::pair{"DISABLE_CLUSTER_STATE_OBSERVABILITY", &o.disable_cluster_state_observability},

@@ -29,6 +29,10 @@ struct Options {
   std::string interruption_queue;  // INTERRUPTION_QUEUE: SQS queue name; "" = no interruption
   std::string aws_region;          // --aws-region; "" = AWS_REGION, AWS_DEFAULT_REGION, IMDS
   std::string aws_catalog;         // DOVETAIL_AWS_CATALOG: static price/type files; "" = none
+  // DOVETAIL_INSTANCE_TYPE_METRICS: export upstream's per-offering gauges
+  // (karpenter_cloudprovider_instance_type_offering_{available,price_estimate}); off by default:
+  // one series per instance type x capacity type x zone.
+  bool instance_type_metrics = false;
   // Upstream's AWS settings that change what Dovetail computes or calls (docs/settings.md).
   int reserved_enis = 0;                      // RESERVED_ENIS: ENIs kept out of max pods
   double vm_memory_overhead_percent = 0.075;  // VM_MEMORY_OVERHEAD_PERCENT: of memory, per type

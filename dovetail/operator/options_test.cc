@@ -36,7 +36,8 @@ TEST(OptionsTest, DefaultsAreUpstreams) {
   EXPECT_EQ(o->leader_election_name, "karpenter-leader-election");
   EXPECT_FALSE(o->feature_gates.at("SpotToSpotConsolidation"));
   EXPECT_TRUE(o->feature_gates.at("ReservedCapacity"));
-  o->cluster_name = "prod";  // the aws provider, the default, needs it
+  EXPECT_FALSE(o->instance_type_metrics);  // Dovetail's own, off: high cardinality
+  o->cluster_name = "prod";                // the aws provider, the default, needs it
   EXPECT_TRUE(Validate(*o).ok());
 }
 
@@ -157,6 +158,7 @@ TEST(OptionsTest, ReadsTheSettingsThatChangeWhatDovetailComputes) {
                     {"AMI_REFRESH_INTERVAL", "5m"},
                     {"SUBNET_REFRESH_INTERVAL", "2m"},
                     {"DISABLE_CLUSTER_STATE_OBSERVABILITY", "true"},
+                    {"DOVETAIL_INSTANCE_TYPE_METRICS", "true"},
                     {"LOG_OUTPUT_PATHS", "stdout, /var/log/dovetail.log"},
                     {"LOG_ERROR_OUTPUT_PATHS", "stderr"}});
   ASSERT_TRUE(o.ok()) << o.status();
@@ -168,6 +170,7 @@ TEST(OptionsTest, ReadsTheSettingsThatChangeWhatDovetailComputes) {
   EXPECT_EQ(o->subnet_refresh_interval, absl::Minutes(2));
   EXPECT_EQ(o->security_group_refresh_interval, absl::Minutes(1));
   EXPECT_TRUE(o->disable_cluster_state_observability);
+  EXPECT_TRUE(o->instance_type_metrics);
   EXPECT_EQ(o->log_output_paths, (std::vector<std::string>{"stdout", "/var/log/dovetail.log"}));
   EXPECT_TRUE(Validate(*o).ok());
   EXPECT_TRUE(InertSettingNotes(*o).empty());
@@ -195,6 +198,8 @@ TEST(OptionsTest, UpstreamsRangesAreChecked) {
               HasSubstr("VM_MEMORY_OVERHEAD_PERCENT"));
   EXPECT_THAT(FromEnv({{"ISOLATED_VPC", "yes please"}}).status().message(),
               HasSubstr("ISOLATED_VPC"));
+  EXPECT_THAT(FromEnv({{"DOVETAIL_INSTANCE_TYPE_METRICS", "on"}}).status().message(),
+              HasSubstr("DOVETAIL_INSTANCE_TYPE_METRICS"));
   EXPECT_THAT(FromEnv({{"SUBNET_REFRESH_INTERVAL", "soon"}}).status().message(),
               HasSubstr("SUBNET_REFRESH_INTERVAL"));
   EXPECT_THAT(FromEnv({{"AWS_FEATURE_GATES", "NodeClassCEL"}}).status().message(),

@@ -403,6 +403,19 @@ def test_settings_reach_env() -> None:
     assert env["LOG_OUTPUT_PATHS"] == "stdout,/var/log/dovetail.log", env
 
 
+def test_instance_type_metrics() -> None:
+    # dovetail.instanceTypeMetrics: off by default (no variable, the controller's default false),
+    # true reaches DOVETAIL_INSTANCE_TYPE_METRICS, which options.cc reads.
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    assert values["dovetail"]["instanceTypeMetrics"] is False
+    env = env_of(render("--set", "settings.clusterName=x"))
+    assert "DOVETAIL_INSTANCE_TYPE_METRICS" not in env, env
+    env = env_of(render("--set", "settings.clusterName=x", "--set", "dovetail.instanceTypeMetrics=true"))
+    assert env["DOVETAIL_INSTANCE_TYPE_METRICS"] == "true", env
+    options = (ROOT / "dovetail" / "operator" / "options.cc").read_text()
+    assert '"DOVETAIL_INSTANCE_TYPE_METRICS"' in options
+
+
 def test_irsa_service_monitor() -> None:
     docs = render("-f", str(VALUES / "settings.yaml"))
     sa = one(docs, "ServiceAccount")
@@ -638,7 +651,8 @@ GROUPS = {
     "lint": [test_lint, test_cluster_name_required_for_aws],
     "golden": [test_golden],
     "checks": [test_security_context, test_replicas_pdb_spread, test_leader_election,
-               test_rbac_least_privilege, test_settings_reach_env, test_irsa_service_monitor,
+               test_rbac_least_privilege, test_settings_reach_env, test_instance_type_metrics,
+               test_irsa_service_monitor,
                test_prometheus_rule_and_dashboard, test_older_chart_values,
                test_upstream_values, test_image, test_monitoring_needs_its_crds],
 }

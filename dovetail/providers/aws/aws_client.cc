@@ -81,11 +81,30 @@ absl::StatusOr<HttpResponse> AwsClient::SendWith(std::string_view api, AwsReques
     }
   };
   count(&ApiStats::calls);
+  CallRecord record;
+  const absl::Time started = clock_.Now();
+  // Every return goes through here: the record is complete and the observer sees it once.
+  auto finish = [&](absl::StatusOr<HttpResponse> result) {
+    std::shared_ptr<const CallObserver> observer;
+    {
+      absl::MutexLock lock(&mu_);
+      observer = call_observer_;
+    }
+    if (observer != nullptr) {
+      record.duration = clock_.Now() - started;
+      record.status = record.attempts.empty() ? 0 : record.attempts.back().status;
+      (*observer)(name, record);
+    }
+    return result;
+  };
   request.endpoint = options_.endpoint;
   TokenBucket& bucket = BucketFor(api);
   absl::Status last;
   for (int attempt = 0; attempt < std::max(1, options_.max_attempts); ++attempt) {
-    if (attempt > 0) count(&ApiStats::retries);
+    if (attempt > 0) {
+      count(&ApiStats::retries);
+      ++record.retries;
+    }
     if (absl::Duration wait = bucket.Reserve(); wait > absl::ZeroDuration()) sleep_(wait);
     AwsRequest signed_request = request;
     if (credentials != nullptr) {
@@ -96,8 +115,8 @@ absl::StatusOr<HttpResponse> AwsClient::SendWith(std::string_view api, AwsReques
         const absl::StatusCode code = absl::IsNotFound(creds.status())
                                           ? absl::StatusCode::kUnauthenticated
                                           : creds.status().code();
-        return absl::Status(code, Cat(options_.service.signing_name, ":", api,
-                                      ": credentials: ", creds.status().message()));
+        return finish(absl::Status(code, Cat(options_.service.signing_name, ":", api,
+                                             ": credentials: ", creds.status().message())));
       }
       SignRequest(signed_request, *creds,
                   {.region = SigningRegion(options_.service, options_.region),
@@ -105,7 +124,10 @@ absl::StatusOr<HttpResponse> AwsClient::SendWith(std::string_view api, AwsReques
                    .time = clock_.Now()});
     }
     count(&ApiStats::attempts);
+    const absl::Time attempt_started = clock_.Now();
     auto response = transport_.Send(signed_request);
+    record.attempts.push_back({.status = response.ok() ? response->status : 0,
+                               .duration = clock_.Now() - attempt_started});
     bool retryable = false;
     bool throttled = false;
     if (!response.ok()) {
@@ -113,7 +135,7 @@ absl::StatusOr<HttpResponse> AwsClient::SendWith(std::string_view api, AwsReques
                                                         ": ", response.status().message()));
       retryable = true;
     } else if (response->status >= 200 && response->status < 300) {
-      return response;
+      return finish(std::move(response));
     } else {
       AwsErrorDetail detail = options_.parse_error(*response);
       throttled = IsThrottlingCode(detail.code) || response->status == 429;
@@ -125,7 +147,12 @@ absl::StatusOr<HttpResponse> AwsClient::SendWith(std::string_view api, AwsReques
     sleep_(Backoff(attempt, throttled));
   }
   count(&ApiStats::errors);
-  return last;
+  return finish(last);
+}
+
+void AwsClient::SetCallObserver(CallObserver observer) {
+  absl::MutexLock lock(&mu_);
+  call_observer_ = observer ? std::make_shared<const CallObserver>(std::move(observer)) : nullptr;
 }
 
 ApiStats AwsClient::Stats(std::string_view api) const {

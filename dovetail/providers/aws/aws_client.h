@@ -11,7 +11,9 @@
 //     `throttle_base_delay` (longer, as the SDKs' standard retryer does);
 //   - counters per API: calls, attempts, throttles, retries, errors, readable as a snapshot
 //     (Stats, AllStats) or followed by an observer (SetStatsObserver; metrics.h exports them as
-//     Prometheus counters).
+//     Prometheus counters);
+//   - one CallRecord per finished Send (status code and duration of the call and of each attempt,
+//     on the injected Clock), for an observer (SetCallObserver; metrics.h: aws_sdk_go_request_*).
 // Final errors are absl::Status values with the AWS error code kept (errors.h); when the
 // credentials provider has no credentials (NotFound) the call fails with kUnauthenticated before
 // anything is sent.
@@ -26,6 +28,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/random/random.h"
@@ -72,6 +75,21 @@ struct ApiStats {
 // One change of an API's counters (a delta), or at registration the totals so far.
 using StatsObserver = std::function<void(std::string_view api, const ApiStats& delta)>;
 
+// One finished Send, as the AWS SDK's metrics middleware reports a call (upstream exports it as
+// aws_sdk_go_request_*). `status` is the HTTP status of the last response, 0 when there was none
+// (transport failure, or no credentials so nothing was sent).
+struct CallRecord {
+  struct Attempt {
+    int status = 0;  // 0: the transport failed
+    absl::Duration duration;
+  };
+  int status = 0;
+  absl::Duration duration;  // the whole call: rate-limit waits, attempts and backoff sleeps
+  int retries = 0;
+  std::vector<Attempt> attempts;  // the HTTP requests sent, in order
+};
+using CallObserver = std::function<void(std::string_view api, const CallRecord& call)>;
+
 using ErrorParser = std::function<AwsErrorDetail(const HttpResponse&)>;
 using Sleeper = std::function<void(absl::Duration)>;
 
@@ -114,6 +132,9 @@ class AwsClient {
   // with every change, always under the client's lock (so nothing is lost or counted twice); it
   // must be quick and must not call back into this client.
   void SetStatsObserver(StatsObserver observer);
+  // Replaces the call observer (empty: none); called once per finished Send, outside the client's
+  // lock, possibly from several threads at once. It must not call back into this client.
+  void SetCallObserver(CallObserver observer);
 
  private:
   absl::StatusOr<HttpResponse> SendWith(std::string_view api, AwsRequest request,
@@ -131,6 +152,7 @@ class AwsClient {
   absl::flat_hash_map<std::string, std::unique_ptr<TokenBucket>> buckets_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, ApiStats> stats_ ABSL_GUARDED_BY(mu_);
   StatsObserver observer_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const CallObserver> call_observer_ ABSL_GUARDED_BY(mu_);
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -33,6 +33,7 @@ class AwsClientTest : public ::testing::Test {
         bodies_.push_back(req.body);
       }
       const int n = ++requests_;
+      clock_.Advance(response_time_);
       if (n <= throttle_first_) {
         res.status = 503;  // EC2 throttles with 503 RequestLimitExceeded
         res.set_content(kThrottleBody, "text/xml");
@@ -79,6 +80,7 @@ class AwsClientTest : public ::testing::Test {
       AwsCredentials{.access_key_id = "AKID", .secret_access_key = "secret"}};
   FakeClock clock_;
   std::atomic<int> requests_{0};
+  absl::Duration response_time_;  // the fake clock advances this much per request
   int throttle_first_ = 0;
   int fail_5xx_ = 0;
   bool invalid_ = false;
@@ -160,6 +162,72 @@ TEST_F(AwsClientTest, ExportsTheApiCountersAsPrometheusMetrics) {
   client.SetStatsObserver(nullptr);
   (void)Ec2Client(client).DescribeAvailabilityZones();
   EXPECT_TRUE(absl::StrContains(registry.Expose(), "dovetail_aws_api_calls_total" + az + " 2"));
+}
+
+// upstream's aws_sdk_go_request_* families: one sample per call labelled with the status of its
+// last response (attempts: their own status), durations on the client's clock, "0" when nothing
+// answered.
+TEST_F(AwsClientTest, ExportsUpstreamsSdkRequestMetrics) {
+  throttle_first_ = 2;
+  response_time_ = absl::Milliseconds(30);
+  AwsClient client = MakeClient();
+  metrics::Registry registry;
+  ExportAwsApiMetrics(client, registry);
+  ASSERT_TRUE(Ec2Client(client).DescribeAvailabilityZones().ok());  // 503, 503, 200
+  absl::Duration slept;
+  {
+    absl::MutexLock lock(&mu_);
+    for (absl::Duration d : sleeps_) slept += d;
+  }
+  invalid_ = true;
+  ASSERT_FALSE(Ec2Client(client).DescribeSubnets({}, {"subnet-1"}).ok());  // 400, final
+
+  const std::string text = registry.Expose();
+  const std::string ok = R"(service="EC2",action="DescribeAvailabilityZones",code="200")";
+  const std::string throttled = R"(service="EC2",action="DescribeAvailabilityZones",code="503")";
+  const std::string bad = R"(service="EC2",action="DescribeSubnets",code="400")";
+  for (const std::string& line : {
+           std::string("# TYPE aws_sdk_go_request_total counter"),
+           std::string("# TYPE aws_sdk_go_request_duration_seconds histogram"),
+           "aws_sdk_go_request_total{" + ok + "} 1",
+           "aws_sdk_go_request_attempt_total{" + throttled + "} 2",
+           "aws_sdk_go_request_attempt_total{" + ok + "} 1",
+           "aws_sdk_go_request_retry_count_bucket{" + ok + R"(,le="1"} 0)",
+           "aws_sdk_go_request_retry_count_bucket{" + ok + R"(,le="2"} 1)",
+           "aws_sdk_go_request_retry_count_sum{" + ok + "} 2",
+           // Every attempt is labelled with the call's status, as upstream's middleware does.
+           "aws_sdk_go_request_attempt_duration_seconds_count{" + ok + "} 3",
+           "aws_sdk_go_request_attempt_duration_seconds_bucket{" + ok + R"(,le="0.03375"} 3)",
+           "aws_sdk_go_request_attempt_duration_seconds_bucket{" + ok + R"(,le="0.0225"} 0)",
+           "aws_sdk_go_request_duration_seconds_count{" + ok + "} 1",
+           "aws_sdk_go_request_total{" + bad + "} 1",
+           "aws_sdk_go_request_attempt_total{" + bad + "} 1",
+           "aws_sdk_go_request_retry_count_bucket{" + bad + R"(,le="0"} 1)",
+       }) {
+    EXPECT_TRUE(absl::StrContains(text, line)) << line << "\n" << text;
+  }
+  EXPECT_FALSE(absl::StrContains(text, "aws_sdk_go_request_total{" + throttled));
+  // upstream's 20 bounds, the last one 10 ms x 1.5^19.
+  EXPECT_TRUE(absl::StrContains(
+      text, "aws_sdk_go_request_duration_seconds_bucket{" + ok + R"(,le="22.168378200531013"} 1)"))
+      << text;
+  // The call's duration: three 30 ms responses plus the two backoff sleeps (a name registered
+  // again is the same histogram).
+  metrics::Histogram& duration =
+      registry.NewHistogram(kAwsSdkDurationMetric, "", {"service", "action", "code"}, {});
+  EXPECT_DOUBLE_EQ(duration.Sum({"EC2", "DescribeAvailabilityZones", "200"}),
+                   absl::ToDoubleSeconds(absl::Milliseconds(90) + slept));
+
+  // Nothing answered: code "0", for the call and each attempt.
+  server_.Stop();
+  AwsClient down = MakeClient(/*max_attempts=*/2);
+  ExportAwsApiMetrics(down, registry);
+  ASSERT_FALSE(Ec2Client(down).DescribeAvailabilityZones().ok());
+  const std::string none = R"(service="EC2",action="DescribeAvailabilityZones",code="0")";
+  const std::string after = registry.Expose();
+  EXPECT_TRUE(absl::StrContains(after, "aws_sdk_go_request_total{" + none + "} 1")) << after;
+  EXPECT_TRUE(absl::StrContains(after, "aws_sdk_go_request_attempt_total{" + none + "} 2"));
+  EXPECT_TRUE(absl::StrContains(after, "aws_sdk_go_request_retry_count_sum{" + none + "} 1"));
 }
 
 TEST_F(AwsClientTest, Retries5xxWithoutCountingThrottles) {

@@ -6,6 +6,25 @@
 
 namespace dovetail::providers::aws {
 
+namespace {
+
+// Upstream's latency buckets: 10 ms growing by 1.5, 20 of them (the product computed the way
+// client_golang's ExponentialBuckets does, so the bounds print identically).
+std::vector<double> SdkLatencyBuckets() {
+  std::vector<double> out;
+  double bound = 0.01;
+  for (int i = 0; i < 20; ++i, bound *= 1.5) out.push_back(bound);
+  return out;
+}
+
+std::vector<double> SdkRetryBuckets() {
+  std::vector<double> out;
+  for (int i = 0; i <= 10; ++i) out.push_back(i);
+  return out;
+}
+
+}  // namespace
+
 void ExportAwsApiMetrics(AwsClient& client, metrics::Registry& registry) {
   const std::vector<std::string> labels = {"service", "api"};
   metrics::Counter& calls = registry.NewCounter(
@@ -34,6 +53,43 @@ void ExportAwsApiMetrics(AwsClient& client, metrics::Registry& registry) {
     add(retries, delta.retries);
     add(errors, delta.errors);
   });
+
+  const std::vector<std::string> sdk_labels = {"service", "action", "code"};
+  metrics::Counter& requests =
+      registry.NewCounter(kAwsSdkRequestsMetric,
+                          "AWS API calls, by the HTTP status of their last response.", sdk_labels);
+  metrics::Counter& request_attempts = registry.NewCounter(
+      kAwsSdkAttemptsMetric, "HTTP requests sent for AWS API calls, by their response status.",
+      sdk_labels);
+  metrics::Histogram& duration = registry.NewHistogram(
+      kAwsSdkDurationMetric, "Seconds an AWS API call took, retries and waits included.",
+      sdk_labels, SdkLatencyBuckets());
+  metrics::Histogram& attempt_duration = registry.NewHistogram(
+      kAwsSdkAttemptDurationMetric,
+      "Seconds each HTTP request of an AWS API call took (labelled with the call's status).",
+      sdk_labels, SdkLatencyBuckets());
+  metrics::Histogram& retry_count = registry.NewHistogram(
+      kAwsSdkRetryCountMetric, "Retries an AWS API call made.", sdk_labels, SdkRetryBuckets());
+  client.SetCallObserver([requests = &requests, request_attempts = &request_attempts,
+                          duration = &duration, attempt_duration = &attempt_duration,
+                          retry_count = &retry_count,
+                          service](std::string_view api, const CallRecord& call) {
+    const std::string action(api);
+    const metrics::LabelValues values = {service, action, std::to_string(call.status)};
+    requests->Inc(values);
+    duration->Observe(values, absl::ToDoubleSeconds(call.duration));
+    retry_count->Observe(values, call.retries);
+    for (const CallRecord::Attempt& a : call.attempts) {
+      request_attempts->Inc({service, action, std::to_string(a.status)});
+      attempt_duration->Observe(values, absl::ToDoubleSeconds(a.duration));
+    }
+  });
+}
+
+metrics::Gauge& UserDataBytesGauge(metrics::Registry& registry) {
+  return registry.NewGauge(kUserDataBytesMetric,
+                           "Bytes of user data (before base64) rendered for the EC2NodeClass.",
+                           {"nodeclass"});
 }
 
 }  // namespace dovetail::providers::aws

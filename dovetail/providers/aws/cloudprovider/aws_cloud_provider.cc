@@ -13,6 +13,7 @@
 #include "dovetail/providers/aws/cloudprovider/fleet.h"
 #include "dovetail/providers/aws/cloudprovider/user_data.h"
 #include "dovetail/providers/aws/errors.h"
+#include "dovetail/providers/aws/metrics.h"
 #include "dovetail/scheduling/requirements.h"
 
 namespace dovetail::providers::aws {
@@ -97,6 +98,7 @@ std::vector<Ec2Instance> ParseDescribeInstances(const pugi::xml_node& root) {
       inst.image_id = Text(i, "imageId");
       inst.state = Text(i.child("instanceState"), "name");
       inst.zone = Text(i.child("placement"), "availabilityZone");
+      inst.zone_id = Text(i.child("placement"), "availabilityZoneId");
       inst.subnet_id = Text(i, "subnetId");
       inst.lifecycle = Text(i, "instanceLifecycle");
       inst.capacity_reservation_id = Text(i, "capacityReservationId");
@@ -140,6 +142,7 @@ absl::Status AwsCloudProvider::RefreshCatalog(bool force) {
       inputs_ = *std::move(inputs);
       types_at_ = now;
       changed = true;
+      RecordInstanceTypes(*inputs_);
     } else if (!inputs_.has_value()) {
       return inputs.status();
     }
@@ -174,6 +177,59 @@ absl::Status AwsCloudProvider::RefreshCatalog(bool force) {
     }
   }
   return absl::OkStatus();
+}
+
+// ---- metrics ----
+
+void AwsCloudProvider::ExportMetrics(metrics::Registry& registry) {
+  {
+    absl::MutexLock lock(&metrics_mu_);
+    metrics_.launch_failures = &registry.NewCounter(
+        "karpenter_cloudprovider_instance_launch_failures_total",
+        "CreateFleet errors (one per failed override), by zone, zone ID, capacity type and "
+        "failure reason.",
+        {"zone", "zone_id", "capacity_type", "reason"});
+    metrics_.termination_failures = &registry.NewCounter(
+        "karpenter_cloudprovider_instance_termination_failures_total",
+        "TerminateInstances calls that failed, by zone and zone ID.", {"zone", "zone_id"});
+    metrics_.cpu_cores = &registry.NewGauge(
+        "karpenter_cloudprovider_instance_type_cpu_cores",
+        "Default vCPUs of the instance type (EC2 DescribeInstanceTypes).", {"instance_type"});
+    metrics_.memory_bytes = &registry.NewGauge(
+        "karpenter_cloudprovider_instance_type_memory_bytes",
+        "Memory of the instance type in bytes (EC2 DescribeInstanceTypes).", {"instance_type"});
+    metrics_.user_data_bytes = &UserDataBytesGauge(registry);
+  }
+  absl::MutexLock lock(&mu_);
+  if (inputs_.has_value()) RecordInstanceTypes(*inputs_);
+}
+
+AwsCloudProvider::Metrics AwsCloudProvider::CurrentMetrics() {
+  absl::MutexLock lock(&metrics_mu_);
+  return metrics_;
+}
+
+void AwsCloudProvider::RecordInstanceTypes(const ApiCatalogInputs& inputs) {
+  const Metrics m = CurrentMetrics();
+  if (m.cpu_cores == nullptr) return;
+  std::map<metrics::LabelValues, double> cpu;
+  std::map<metrics::LabelValues, double> memory;
+  for (const Ec2InstanceTypeInfo& info : inputs.instance_types) {
+    if (!IsSupportedInstanceType(info)) continue;
+    cpu[{info.instance_type}] = static_cast<double>(info.default_vcpus);
+    memory[{info.instance_type}] = static_cast<double>(info.memory_mib) * 1024 * 1024;
+  }
+  m.cpu_cores->Replace(std::move(cpu));
+  m.memory_bytes->Replace(std::move(memory));
+}
+
+std::string AwsCloudProvider::ZoneIdOf(const std::string& zone) {
+  absl::MutexLock lock(&mu_);
+  if (!inputs_.has_value()) return "";
+  for (const Ec2AvailabilityZone& z : inputs_->zones) {
+    if (z.zone_name == zone) return z.zone_id;
+  }
+  return "";
 }
 
 absl::StatusOr<cp::Catalog> AwsCloudProvider::BaseCatalog() {
@@ -446,6 +502,9 @@ absl::Status AwsCloudProvider::Delete(const v1::NodeClaim& node_claim) {
   absl::StatusOr<std::unique_ptr<pugi::xml_document>> done =
       ec2_.Query("TerminateInstances", params);
   if (!done.ok()) {
+    if (const Metrics m = CurrentMetrics(); m.termination_failures != nullptr) {
+      m.termination_failures->Inc({i.zone, i.zone_id.empty() ? ZoneIdOf(i.zone) : i.zone_id});
+    }
     if (absl::IsNotFound(done.status())) {
       return cp::NodeClaimNotFoundError(Cat("instance ", i.instance_id, " not found"));
     }
@@ -652,6 +711,9 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
                            Cat("EC2NodeClass ", nc.metadata.name, " (", FamilyName(family),
                                "): ", AsStd(user_data.status().message())));
   }
+  if (const Metrics m = CurrentMetrics(); m.user_data_bytes != nullptr) {
+    m.user_data_bytes->Set({nc.metadata.name}, static_cast<double>(user_data->size()));
+  }
   if (user_data->size() > kMaxUserDataBytes) {
     return cp::CreateError("UserDataSizeLimitExceeded",
                            Cat("EC2NodeClass ", nc.metadata.name, ": user data of ",
@@ -711,6 +773,16 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
     return response.status();
   }
   const FleetResult result = ParseCreateFleetResponse((*response)->document_element());
+  if (const Metrics m = CurrentMetrics(); m.launch_failures != nullptr) {
+    for (const FleetError& e : result.errors) {
+      std::string zone_id;  // the answer names the zone only: the subnet the launch used there
+      for (const awsv1::Subnet& s : nc.status.subnets) {
+        if (s.zone == e.zone) zone_id = s.zone_id;
+      }
+      m.launch_failures->Inc(
+          {e.zone, zone_id, plan.capacity_type, LaunchFailureReason(e.code, e.message)});
+    }
+  }
   MarkFleetErrors(result.errors, plan.capacity_type, unavailable_);
   if (result.instances.empty()) return NoInstanceError(result.errors);
   const FleetInstance& fi = result.instances.front();

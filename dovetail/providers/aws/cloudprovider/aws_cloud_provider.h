@@ -27,6 +27,19 @@
 // spot prices every hour, on-demand prices every 12 hours; a failed refresh keeps the last good
 // data (the first one fails the call).
 //
+// Metrics (upstream's names and labels; after ExportMetrics):
+//   karpenter_cloudprovider_instance_launch_failures_total{zone,zone_id,capacity_type,reason}:
+//     one per error in a CreateFleet answer (each failed override), zone_id from the node class's
+//     subnet in that zone, reason per LaunchFailureReason (fleet.h);
+//   karpenter_cloudprovider_instance_termination_failures_total{zone,zone_id}: TerminateInstances
+//     calls that failed, zone_id from the instance's placement (else DescribeAvailabilityZones);
+//   karpenter_cloudprovider_instance_type_cpu_cores{instance_type} and
+//   karpenter_cloudprovider_instance_type_memory_bytes{instance_type}: DescribeInstanceTypes'
+//     default vCPUs and memory (MiB x 2^20) of every supported type, replaced on every refresh
+//     of the instance types (always on: one series per type);
+//   karpenter_ec2nodeclasses_userdata_bytes{nodeclass} (metrics.h): set on every user data
+//     rendering of a launch, the oversized ones included.
+//
 // Thread-safe.
 #pragma once
 
@@ -47,6 +60,7 @@
 #include "dovetail/cloudprovider/cloud_provider.h"
 #include "dovetail/common/clock.h"
 #include "dovetail/kube/client.h"
+#include "dovetail/metrics/registry.h"
 #include "dovetail/providers/aws/api_catalog.h"
 #include "dovetail/providers/aws/cloudprovider/drift.h"
 #include "dovetail/providers/aws/cloudprovider/launch_template.h"
@@ -79,6 +93,7 @@ struct Ec2Instance {
   std::string subnet_id;
   std::string lifecycle;  // "spot" or "" (on-demand)
   std::vector<std::string> security_group_ids;
+  std::string zone_id;                  // placement's availabilityZoneId; "" when not returned
   std::string capacity_reservation_id;  // "" outside a capacity reservation
   std::optional<absl::Time> launch_time;
   Tags tags;
@@ -127,6 +142,10 @@ class AwsCloudProvider final : public ::dovetail::cloudprovider::CloudProvider {
   // The unfiltered catalog (after a refresh).
   absl::StatusOr<::dovetail::cloudprovider::Catalog> BaseCatalog();
 
+  // Registers the metrics above in `registry` (which must outlive this object) and records them
+  // from now on; the instance type gauges are filled at once from the last refresh, if any.
+  void ExportMetrics(metrics::Registry& registry);
+
  private:
   absl::StatusOr<apis::aws::v1::EC2NodeClass> ReadyNodeClass(std::string_view name);
   ::dovetail::cloudprovider::Catalog FilterCatalog(const ::dovetail::cloudprovider::Catalog& base,
@@ -140,6 +159,19 @@ class AwsCloudProvider final : public ::dovetail::cloudprovider::CloudProvider {
   apis::v1::NodeClaim ToNodeClaim(const Ec2Instance& instance,
                                   const ::dovetail::cloudprovider::Catalog* catalog) const;
   absl::Status EnsureLaunchTemplate(const std::string& name, const LaunchTemplateSpec& spec);
+  // Replaces the instance type gauges with `inputs`' types (no-op before ExportMetrics).
+  void RecordInstanceTypes(const ApiCatalogInputs& inputs);
+  // The zone id of `zone` from the last DescribeAvailabilityZones; "" when unknown.
+  std::string ZoneIdOf(const std::string& zone);
+
+  struct Metrics {
+    metrics::Counter* launch_failures = nullptr;
+    metrics::Counter* termination_failures = nullptr;
+    metrics::Gauge* cpu_cores = nullptr;
+    metrics::Gauge* memory_bytes = nullptr;
+    metrics::Gauge* user_data_bytes = nullptr;
+  };
+  Metrics CurrentMetrics();
 
   Ec2Client& ec2_;
   PricingClient* pricing_;
@@ -172,6 +204,9 @@ class AwsCloudProvider final : public ::dovetail::cloudprovider::CloudProvider {
 
   absl::Mutex templates_mu_;
   std::set<std::string> known_templates_ ABSL_GUARDED_BY(templates_mu_);
+
+  absl::Mutex metrics_mu_;  // taken after mu_ when both are held
+  Metrics metrics_ ABSL_GUARDED_BY(metrics_mu_);
 };
 
 }  // namespace dovetail::providers::aws

@@ -8,8 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "dovetail/cloudprovider/aws_catalog.h"
 #include "dovetail/cloudprovider/errors.h"
+#include "dovetail/metrics/registry.h"
+#include "dovetail/providers/aws/cloudprovider/fleet.h"
+#include "dovetail/providers/aws/cloudprovider/offering_metrics.h"
 #include "dovetail/providers/aws/test_server.h"
 #include "gtest/gtest.h"
 
@@ -97,7 +101,12 @@ class FakeEc2Test : public ::testing::Test {
       } else if (action == "DescribeSpotPriceHistory") {
         xml = kSpot;
       } else if (action == "DescribeInstances") {
-        xml = "<R><reservationSet/></R>";
+        xml = instances_xml_;
+      } else if (action == "TerminateInstances" && terminate_fails_) {
+        res.status = 400;
+        xml =
+            "<Response><Errors><Error><Code>UnauthorizedOperation</Code>"
+            "<Message>no</Message></Error></Errors><RequestID>r</RequestID></Response>";
       } else if (action == "DescribeLaunchTemplates") {
         res.status = 400;
         xml =
@@ -180,7 +189,130 @@ class FakeEc2Test : public ::testing::Test {
   std::mutex mu_;
   std::vector<std::map<std::string, std::string>> forms_;
   std::string fleet_response_;
+  std::string instances_xml_ = "<R><reservationSet/></R>";
+  bool terminate_fails_ = false;
 };
+
+// upstream's launch-failure reasons; capacity errors are no reason of their own.
+TEST(LaunchFailureReasonTest, MapsFleetErrorsToUpstreamsReasons) {
+  EXPECT_EQ(LaunchFailureReason("InsufficientInstanceCapacity", "none left"), "LaunchFailed");
+  EXPECT_EQ(LaunchFailureReason("UnfulfillableCapacity", ""), "LaunchFailed");
+  EXPECT_EQ(LaunchFailureReason("VcpuLimitExceeded", "quota"), "VCPULimitExceeded");
+  EXPECT_EQ(LaunchFailureReason("MaxSpotInstanceCountExceeded", ""), "SpotQuotaExceeded");
+  EXPECT_EQ(LaunchFailureReason("InvalidAMIID.NotFound", ""), "AMINotFound");
+  EXPECT_EQ(LaunchFailureReason("UnauthorizedOperation", "You are not authorized"), "Unauthorized");
+  EXPECT_EQ(LaunchFailureReason("AuthFailure", "Not authorized for images: [ami-1]"),
+            "AMIAuthorizationFailure");
+  EXPECT_EQ(LaunchFailureReason("AuthFailure.ServiceLinkedRoleCreationNotPermitted", ""),
+            "SpotSLRCreationFailed");
+  EXPECT_EQ(LaunchFailureReason("InvalidParameterValue", "bad subnet"),
+            "LaunchFailed");  // both parts needed
+  EXPECT_EQ(LaunchFailureReason("InvalidParameter", "they belong to different networks"),
+            "SecurityGroupSubnetVPCMismatch");
+  EXPECT_EQ(LaunchFailureReason("InsufficientFreeAddressesInSubnet", ""),
+            "InsufficientFreeAddressesInSubnet");
+}
+
+// Every CreateFleet error is a launch failure with its zone, the zone id of the class's subnet
+// there, the launch's capacity type and upstream's reason; the rendered user data's size and the
+// instance types' vCPUs and memory are gauges.
+TEST_F(FakeEc2Test, ExportsLaunchFailuresUserDataSizeAndInstanceTypeGauges) {
+  metrics::Registry registry;
+  provider_->ExportMetrics(registry);
+  fleet_response_ = R"(<CreateFleetResponse><fleetId>fleet-1</fleetId><errorSet>
+<item><launchTemplateAndOverrides><overrides><instanceType>m5.large</instanceType>
+<availabilityZone>us-east-1a</availabilityZone></overrides></launchTemplateAndOverrides>
+<lifecycle>spot</lifecycle><errorCode>InsufficientInstanceCapacity</errorCode></item>
+<item><launchTemplateAndOverrides><overrides><instanceType>m5.large</instanceType>
+<availabilityZone>us-east-1b</availabilityZone></overrides></launchTemplateAndOverrides>
+<lifecycle>spot</lifecycle><errorCode>VcpuLimitExceeded</errorCode>
+<errorMessage>vCPU quota</errorMessage></item>
+</errorSet><fleetInstanceSet/></CreateFleetResponse>)";
+  ASSERT_FALSE(provider_->Create(Claim()).ok());
+  metrics::Counter& failures =
+      registry.NewCounter("karpenter_cloudprovider_instance_launch_failures_total", "",
+                          {"zone", "zone_id", "capacity_type", "reason"});
+  EXPECT_EQ(failures.Value({"us-east-1a", "use1-az1", "spot", "LaunchFailed"}), 1);
+  EXPECT_EQ(failures.Value({"us-east-1b", "use1-az2", "spot", "VCPULimitExceeded"}), 1);
+  EXPECT_EQ(failures.Value({"us-east-1b", "use1-az2", "spot", "LaunchFailed"}), 0);
+
+  std::string user_data;
+  ASSERT_TRUE(absl::Base64Unescape(LastForm("CreateLaunchTemplate")["LaunchTemplateData.UserData"],
+                                   &user_data));
+  ASSERT_FALSE(user_data.empty());
+  metrics::Gauge& user_data_bytes =
+      registry.NewGauge("karpenter_ec2nodeclasses_userdata_bytes", "", {"nodeclass"});
+  EXPECT_EQ(user_data_bytes.Value({"default"}), static_cast<double>(user_data.size()));
+
+  metrics::Gauge& cpu =
+      registry.NewGauge("karpenter_cloudprovider_instance_type_cpu_cores", "", {"instance_type"});
+  metrics::Gauge& memory = registry.NewGauge("karpenter_cloudprovider_instance_type_memory_bytes",
+                                             "", {"instance_type"});
+  EXPECT_EQ(cpu.Value({"m5.large"}), 2);
+  EXPECT_EQ(memory.Value({"m5.large"}), 8192.0 * 1024 * 1024);
+  const std::string text = registry.Expose();
+  EXPECT_NE(text.find("# TYPE karpenter_cloudprovider_instance_type_cpu_cores gauge"),
+            std::string::npos);
+  EXPECT_NE(text.find("# TYPE karpenter_cloudprovider_instance_launch_failures_total counter"),
+            std::string::npos);
+}
+
+// A failed TerminateInstances counts, with the instance's zone and (when its placement lacks the
+// id) the zone id from DescribeAvailabilityZones.
+TEST_F(FakeEc2Test, ExportsTerminationFailures) {
+  metrics::Registry registry;
+  provider_->ExportMetrics(registry);
+  ASSERT_TRUE(provider_->RefreshCatalog().ok());
+  instances_xml_ = R"(<R><reservationSet><item><instancesSet><item>
+<instanceId>i-0abc</instanceId><instanceType>m5.large</instanceType>
+<instanceState><name>running</name></instanceState>
+<placement><availabilityZone>us-east-1b</availabilityZone></placement>
+<tagSet><item><key>kubernetes.io/cluster/demo</key><value>owned</value></item>
+<item><key>karpenter.sh/nodepool</key><value>default</value></item></tagSet>
+</item></instancesSet></item></reservationSet></R>)";
+  v1::NodeClaim claim = Claim();
+  claim.status.provider_id = "aws:///us-east-1b/i-0abc";
+  ASSERT_TRUE(provider_->Delete(claim).ok());
+  metrics::Counter& failures = registry.NewCounter(
+      "karpenter_cloudprovider_instance_termination_failures_total", "", {"zone", "zone_id"});
+  EXPECT_EQ(failures.Value({"us-east-1b", "use1-az2"}), 0);
+  terminate_fails_ = true;
+  EXPECT_FALSE(provider_->Delete(claim).ok());
+  EXPECT_EQ(failures.Value({"us-east-1b", "use1-az2"}), 1);
+}
+
+// upstream's cloudprovider.metrics pass: per NodePool catalog (the class's zones and the ICE
+// cache count), reserved series of 0 with the ReservedCapacity gate.
+TEST_F(FakeEc2Test, OfferingMetricsFollowTheNodePoolCatalogs) {
+  metrics::Registry registry;
+  const OfferingGauges gauges = RegisterOfferingGauges(registry);
+  node_class_.status.subnets = {{"subnet-a", "us-east-1a", "use1-az1"}};
+  v1::NodePool pool;
+  pool.metadata.name = "default";
+  pool.spec.template_.spec.node_class_ref =
+      v1::NodeClassReference{"karpenter.k8s.aws", "EC2NodeClass", "default"};
+  ASSERT_TRUE(CollectOfferingMetrics(*provider_, {pool}, true, gauges).ok());
+  EXPECT_EQ(gauges.available->Value({"m5.large", "spot", "us-east-1a"}), 1);
+  EXPECT_EQ(gauges.available->Value({"m5.large", "spot", "us-east-1b"}), 0);  // no subnet there
+  EXPECT_DOUBLE_EQ(gauges.price->Value({"m5.large", "spot", "us-east-1a"}), 0.03);
+  EXPECT_GT(gauges.price->Value({"m5.large", "on-demand", "us-east-1a"}), 0);
+  EXPECT_EQ(gauges.available->Value({"m5.large", "on-demand", "us-east-1a"}), 1);
+  const std::string text = registry.Expose();
+  EXPECT_NE(text.find(R"(karpenter_cloudprovider_instance_type_offering_available{)"
+                      R"(instance_type="m5.large",capacity_type="reserved",zone="us-east-1a"} 0)"),
+            std::string::npos)
+      << text;
+
+  ice_.MarkUnavailable("InsufficientInstanceCapacity", "spot", "m5.large", "us-east-1a");
+  ASSERT_TRUE(CollectOfferingMetrics(*provider_, {pool}, false, gauges).ok());
+  EXPECT_EQ(gauges.available->Value({"m5.large", "spot", "us-east-1a"}), 0);
+  EXPECT_EQ(registry.Expose().find(R"(capacity_type="reserved")"), std::string::npos);
+
+  // A NodePool whose class is not ready fails the pass and leaves the gauges alone.
+  node_class_.status.conditions.clear();
+  EXPECT_FALSE(CollectOfferingMetrics(*provider_, {pool}, true, gauges).ok());
+  EXPECT_DOUBLE_EQ(gauges.price->Value({"m5.large", "spot", "us-east-1a"}), 0.03);
+}
 
 TEST_F(FakeEc2Test, FleetCapacityErrorsMarkTheCacheAndMeanInsufficientCapacity) {
   fleet_response_ = R"(<CreateFleetResponse><fleetId>fleet-1</fleetId><errorSet>

@@ -266,4 +266,41 @@ absl::Status NoInstanceError(const std::vector<FleetError>& errors) {
           codes.empty() ? std::string() : Cat(": ", absl::StrJoin(codes, ", "))));
 }
 
+std::string LaunchFailureReason(std::string_view code, std::string_view message) {
+  const std::string text = Cat(code, ": ", message);
+  auto has = [&text](std::string_view part) { return text.find(part) != std::string::npos; };
+  // First match wins; the order is upstream's (authorisation before the rest, quotas and subnet
+  // exhaustion last).
+  if (has("AuthFailure.ServiceLinkedRoleCreationNotPermitted")) return "SpotSLRCreationFailed";
+  if (has("UnauthorizedOperation") || has("AccessDenied") || has("AuthFailure")) {
+    return has("Not authorized for images") ? "AMIAuthorizationFailure" : "Unauthorized";
+  }
+  struct Rule {
+    std::string_view all[2];  // every non-empty part must occur
+    std::string_view reason;
+  };
+  static constexpr Rule kRules[] = {
+      {{"InvalidParameter", "belong to different networks"}, "SecurityGroupSubnetVPCMismatch"},
+      {{"iamInstanceProfile.name is invalid", ""}, "InstanceProfileNameInvalid"},
+      {{"InvalidLaunchTemplateId.NotFound", ""}, "LaunchTemplateNotFound"},
+      {{"User data is limited to", ""}, "UserDataSizeLimitExceeded"},
+      {{"InvalidAMIID.Malformed", ""}, "InvalidAMIID"},
+      {{"InvalidAMIID.NotFound", ""}, "AMINotFound"},
+      {{"RequestLimitExceeded", ""}, "RequestLimitExceeded"},
+      {{"InternalError", ""}, "InternalError"},
+      {{"not eligible for Free Tier", ""}, "FreeTierIneligible"},
+      {{"MaxFleetCountExceeded", ""}, "FleetQuotaExceeded"},
+      {{"PendingVerification", ""}, "AccountPendingVerification"},
+      {{"MaxSpotInstanceCountExceeded", ""}, "SpotQuotaExceeded"},
+      {{"VcpuLimitExceeded", ""}, "VCPULimitExceeded"},
+      {{"InsufficientFreeAddressesInSubnet", ""}, "InsufficientFreeAddressesInSubnet"},
+  };
+  for (const Rule& rule : kRules) {
+    if (has(rule.all[0]) && (rule.all[1].empty() || has(rule.all[1]))) {
+      return std::string(rule.reason);
+    }
+  }
+  return "LaunchFailed";
+}
+
 }  // namespace dovetail::providers::aws

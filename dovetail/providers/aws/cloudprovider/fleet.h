@@ -122,6 +122,12 @@ FleetResult ParseCreateFleetResponse(const pugi::xml_node& root);
 int MarkFleetErrors(const std::vector<FleetError>& errors, std::string_view capacity_type,
                     UnavailableOfferings& unavailable);
 
+// The `reason` of karpenter_cloudprovider_instance_launch_failures_total for one CreateFleet error:
+// upstream's launch-failure reasons (its errors.ToReasonMessage over "<code>: <message>"), e.g.
+// Unauthorized, AMINotFound, VCPULimitExceeded, InsufficientFreeAddressesInSubnet; anything else,
+// capacity errors such as InsufficientInstanceCapacity included, is "LaunchFailed".
+std::string LaunchFailureReason(std::string_view code, std::string_view message);
+
 // The error of a fleet that launched nothing: InsufficientCapacityError when every error was a
 // capacity error (or there were none), else CreateError with the first other error's code as the
 // reason.

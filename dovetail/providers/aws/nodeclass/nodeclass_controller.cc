@@ -17,6 +17,7 @@
 #include "dovetail/kube/rest_client.h"
 #include "dovetail/kube/typed_client.h"
 #include "dovetail/providers/aws/errors.h"
+#include "dovetail/providers/aws/metrics.h"
 #include "dovetail/providers/aws/nodeclass/conditions.h"
 #include "dovetail/providers/aws/nodeclass/launch_templates.h"
 #include "nlohmann/json.hpp"
@@ -393,6 +394,9 @@ absl::StatusOr<kube::ReconcileResult> NodeClassController::Finalize(
   if (!templates.ok()) {
     return failed("LaunchTemplateDeletionFailed", "launch templates", templates.status());
   }
+  // The class's templates are gone, and so is its user data size (as upstream's DeleteAll).
+  if (deps_.metrics != nullptr)
+    UserDataBytesGauge(*deps_.metrics).Delete({node_class.metadata.name});
   if (*templates > 0) {
     log::Info(kLogger, "deleted the launch templates",
               {{"ec2nodeclass", node_class.metadata.name}, {"count", Cat(*templates)}});
