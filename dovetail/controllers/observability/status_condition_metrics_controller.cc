@@ -16,15 +16,26 @@ constexpr char kConditionKey[] = "status_condition";
 
 // The object labels upstream adds (v1.NodeClassLabelKey of the AWS provider's EC2NodeClass,
 // then v1.NodePoolLabelKey, then v1.NodeInitializedLabelKey for Nodes), and their Prometheus
-// names ('/', '.' and '-' become '_').
+// names.
 constexpr std::string_view kClaimLabelKeys[] = {apis::v1::kLabelNodeClass,
                                                 apis::v1::kNodePoolLabelKey};
 constexpr std::string_view kNodeLabelKeys[] = {
     apis::v1::kLabelNodeClass, apis::v1::kNodePoolLabelKey, apis::v1::kNodeInitializedLabelKey};
-const std::vector<std::string> kClaimLabelNames = {"karpenter_k8s_aws_ec2nodeclass",
-                                                   "karpenter_sh_nodepool"};
-const std::vector<std::string> kNodeLabelNames = {
-    "karpenter_k8s_aws_ec2nodeclass", "karpenter_sh_nodepool", "karpenter_sh_initialized"};
+// '/', '.' and '-' become '_': karpenter.sh/nodepool is karpenter_sh_nodepool.
+template <size_t N>
+std::vector<std::string> PrometheusLabelNames(const std::string_view (&keys)[N]) {
+  std::vector<std::string> out;
+  for (std::string_view key : keys) {
+    std::string name(key);
+    for (char& c : name) {
+      if (c == '/' || c == '.' || c == '-') c = '_';
+    }
+    out.push_back(std::move(name));
+  }
+  return out;
+}
+const std::vector<std::string> kClaimLabelNames = PrometheusLabelNames(kClaimLabelKeys);
+const std::vector<std::string> kNodeLabelNames = PrometheusLabelNames(kNodeLabelKeys);
 
 // The metric names of one kind, spelled out so the names can be searched for.
 struct FamilyNames {
