@@ -13,6 +13,7 @@
 #include "dovetail/controllers/nodepool/hash_controller.h"
 #include "dovetail/controllers/nodepool/status_controller.h"
 #include "dovetail/controllers/observability/state_metrics_controller.h"
+#include "dovetail/controllers/observability/status_condition_metrics_controller.h"
 #include "dovetail/controllers/provisioning/provisioner.h"
 #include "dovetail/controllers/termination/termination_controller.h"
 #include "dovetail/operator/operator.h"
@@ -79,6 +80,11 @@ std::vector<std::unique_ptr<controllers::Controller>> BuildControllers(
   if (!options.disable_cluster_state_observability && deps.metrics != nullptr) {
     out.push_back(std::make_unique<controllers::observability::StateMetricsController>(
         with_cloud_of("metrics.state")));
+    // operatorpkg's status controllers (upstream registers them under the same option, but for
+    // the AWS provider's EC2NodeClass one, which it always runs).
+    out.push_back(std::make_unique<controllers::observability::StatusConditionMetricsController>(
+        deps, controllers::observability::StatusConditionMetricsOptions{
+                  .ec2_node_classes = options.cloud_provider == "aws"}));
   }
   return out;
 }
