@@ -32,7 +32,8 @@ GarbageCollectionController::~GarbageCollectionController() { Stop(); }
 void GarbageCollectionController::Start() {
   if (queue_ != nullptr) return;
   queue_ = std::make_unique<kube::WorkQueue>(
-      kube::WorkQueueOptions{.base_delay = absl::Seconds(1), .max_delay = options_.interval});
+      kube::WorkQueueOptions{.base_delay = absl::Seconds(1), .max_delay = options_.interval}
+          .WithMetrics(Name(), deps_.metrics));
   worker_ = std::make_unique<kube::Controller>(
       *queue_,
       [this](const std::string&) -> absl::StatusOr<kube::ReconcileResult> {

@@ -104,7 +104,7 @@ LifecycleController::~LifecycleController() { Stop(); }
 void LifecycleController::Start() {
   absl::MutexLock lock(&mu_);
   if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>(options_.queue);
+  queue_ = std::make_unique<kube::WorkQueue>(options_.queue.WithMetrics(Name(), deps_.metrics));
   for (const auto& claim : deps_.informers.node_claims().store().List()) {
     if (NeedsLifecycle(*claim)) queue_->Add(claim->metadata.name);
   }

@@ -40,7 +40,7 @@ PodEventsController::~PodEventsController() { Stop(); }
 void PodEventsController::Start() {
   absl::MutexLock lock(&mu_);
   if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>(options_.queue);
+  queue_ = std::make_unique<kube::WorkQueue>(options_.queue.WithMetrics(Name(), deps_.metrics));
   workers_ = std::make_unique<kube::Controller>(
       *queue_, [this](const std::string& key) { return Reconcile(key); }, options_.workers);
   workers_->Start();

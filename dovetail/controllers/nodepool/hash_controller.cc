@@ -54,7 +54,7 @@ void HashController::Start() {
   node_pools_.Start();
   absl::MutexLock lock(&mu_);
   if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>(options_.queue);
+  queue_ = std::make_unique<kube::WorkQueue>(options_.queue.WithMetrics(Name(), deps_.metrics));
   for (const auto& pool : node_pools_.store().List()) queue_->Add(pool->metadata.name);
   workers_ = std::make_unique<kube::Controller>(
       *queue_, [this](const std::string& key) { return Reconcile(key); }, options_.workers);

@@ -63,7 +63,8 @@ StateMetricsController::~StateMetricsController() { Stop(); }
 void StateMetricsController::Start() {
   absl::MutexLock lock(&mu_);
   if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>();
+  queue_ = std::make_unique<kube::WorkQueue>(
+      kube::WorkQueueOptions{}.WithMetrics(Name(), deps_.metrics));
   queue_->Add(kKey);
   workers_ = std::make_unique<kube::Controller>(
       *queue_,

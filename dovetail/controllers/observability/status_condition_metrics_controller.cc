@@ -441,7 +441,8 @@ void StatusConditionMetricsController::Start() {
   }
   absl::MutexLock lock(&mu_);
   if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>();
+  queue_ = std::make_unique<kube::WorkQueue>(
+      kube::WorkQueueOptions{}.WithMetrics(Name(), deps_.metrics));
   queue_->Add(kConditionKey);
   workers_ = std::make_unique<kube::Controller>(
       *queue_,

@@ -160,7 +160,7 @@ TerminationController::~TerminationController() { Stop(); }
 void TerminationController::Start() {
   absl::MutexLock lock(&mu_);
   if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>(options_.queue);
+  queue_ = std::make_unique<kube::WorkQueue>(options_.queue.WithMetrics(Name(), deps_.metrics));
   for (const auto& node : deps_.informers.nodes().store().List()) {
     if (node->meta.deletion.has_value()) queue_->Add(NodeKey(node->meta.name));
   }

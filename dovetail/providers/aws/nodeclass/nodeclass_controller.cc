@@ -125,7 +125,7 @@ void NodeClassController::Start() {
   {
     absl::MutexLock lock(&mu_);
     if (queue_ != nullptr) return;
-    queue_ = std::make_unique<kube::WorkQueue>(options_.queue);
+    queue_ = std::make_unique<kube::WorkQueue>(options_.queue.WithMetrics(Name(), deps_.metrics));
     for (const auto& c : node_classes_.store().List()) queue_->Add(c->metadata.name);
     workers_ = std::make_unique<kube::Controller>(
         *queue_, [this](const std::string& key) { return Reconcile(key); }, options_.workers);
