@@ -77,14 +77,18 @@ absl::Status OfferingMetricsController::Collect() {
 void OfferingMetricsController::Start() {
   absl::MutexLock lock(&mu_);
   if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>();
+  queue_ = std::make_unique<kube::WorkQueue>(
+      kube::WorkQueueOptions{}.WithMetrics(Name(), deps_.metrics));
   queue_->Add(kOfferingMetricsKey);
   workers_ = std::make_unique<kube::Controller>(
       *queue_,
       [this](const std::string&) -> absl::StatusOr<kube::ReconcileResult> {
+        // A failed pass (a node class not ready yet, an API error) is retried with the queue's
+        // backoff, as upstream's controller returns its error.
         if (absl::Status s = Collect(); !s.ok()) {
           log::Error("cloudprovider.metrics", "collecting the offering metrics",
                      {{"error", s.ToString()}});
+          return s;
         }
         return kube::ReconcileResult{.requeue_after = options_.period};
       },

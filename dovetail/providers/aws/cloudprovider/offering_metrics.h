@@ -45,7 +45,7 @@ absl::Status CollectOfferingMetrics(::dovetail::cloudprovider::CloudProvider& cl
 class OfferingMetricsController final : public controllers::Controller {
  public:
   struct Options {
-    absl::Duration period = absl::Minutes(1);  // upstream's requeue
+    absl::Duration period = absl::Minutes(1);  // upstream's requeue; failures back off
     bool reserved_capacity = true;             // the ReservedCapacity feature gate
   };
   // `deps.metrics` must be non-null; `deps` must outlive this object.
