@@ -1,10 +1,12 @@
 #include "dovetail/controllers/disruption/disruption_controller.h"
 
 #include <algorithm>
+#include <atomic>
 #include <iterator>
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,7 +42,41 @@ kube::ObjectReference CandidateClaimRef(const Candidate& c) {
   return ref;
 }
 
+// A Simulator whose every simulation is measured (karpenter_scheduler_*, controller
+// "disruption"): its pods are the candidates' reschedulable ones.
+class MeteredSimulator : public Simulator {
+ public:
+  MeteredSimulator(std::unique_ptr<Simulator> inner, provisioning::SchedulerMetrics& metrics,
+                   const Clock& clock)
+      : inner_(std::move(inner)), metrics_(metrics), clock_(clock) {}
+
+  absl::StatusOr<Result> Simulate(std::span<const Candidate> candidates) const override {
+    static std::atomic<uint64_t> next_id{0};
+    const std::string id = absl::StrCat("disruption-", next_id.fetch_add(1) + 1);
+    size_t pods = 0;
+    for (const Candidate& c : candidates) pods += c.reschedulable.size();
+    const absl::Time start = clock_.Now();
+    metrics_.SolveStarted(id, pods);
+    absl::StatusOr<Result> result = inner_->Simulate(candidates);
+    metrics_.SolveFinished(id, clock_.Now() - start, result.ok() ? result->unschedulable.size() : 0,
+                           {});
+    return result;
+  }
+
+ private:
+  std::unique_ptr<Simulator> inner_;
+  provisioning::SchedulerMetrics& metrics_;
+  const Clock& clock_;
+};
+
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<Simulator>> DisruptionController::CreateSimulator(
+    const ClusterView& view) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Simulator> simulator,
+                   Simulator::Create(view, options_.decisions));
+  return std::make_unique<MeteredSimulator>(std::move(simulator), scheduler_metrics_, deps_.clock);
+}
 
 DisruptionController::DisruptionController(const Dependencies& deps, ControllerOptions options)
     : deps_(deps),
@@ -50,7 +86,8 @@ DisruptionController::DisruptionController(const Dependencies& deps, ControllerO
       node_pools_(deps.client, kube::resources::kNodePools, {}, options_.informer_options),
       pdbs_(deps.client, kube::resources::kPodDisruptionBudgets, {}, options_.informer_options),
       daemon_sets_(deps.client, kube::resources::kDaemonSets, {}, options_.informer_options),
-      namespaces_(deps.client, kube::resources::kNamespaces, {}, options_.informer_options) {
+      namespaces_(deps.client, kube::resources::kNamespaces, {}, options_.informer_options),
+      scheduler_metrics_(deps.metrics, "disruption", deps.clock) {
   // Wake the loop early when a NodeClaim may have become a candidate (or stopped being one).
   std::shared_ptr<std::atomic<bool>> poked = poked_;
   deps_.informers.node_claims().AddHandler({
@@ -288,8 +325,7 @@ absl::StatusOr<PassResult> DisruptionController::RunOnceLocked(bool defer_valida
     ++stats_.passes;
   }
   PassResult result;
-  ASSIGN_OR_RETURN(std::unique_ptr<Simulator> simulator,
-                   Simulator::Create(view, options_.decisions));
+  ASSIGN_OR_RETURN(std::unique_ptr<Simulator> simulator, CreateSimulator(view));
   // Explanations of this pass replace those of nodes that are gone.
   {
     absl::flat_hash_set<std::string> names;
@@ -472,7 +508,7 @@ std::vector<Command> DisruptionController::CheckCommands(Method method,
                                                          const absl::StatusOr<ClusterView>& fresh,
                                                          PassResult& result) {
   absl::StatusOr<std::unique_ptr<Simulator>> simulator =
-      fresh.ok() ? Simulator::Create(*fresh, options_.decisions)
+      fresh.ok() ? CreateSimulator(*fresh)
                  : absl::StatusOr<std::unique_ptr<Simulator>>(fresh.status());
   std::vector<Command> valid;
   for (Command& command : commands) {

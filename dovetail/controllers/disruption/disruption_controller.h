@@ -45,8 +45,9 @@
 // their time limit), karpenter_nodepools_allowed_disruptions{nodepool, reason} (what the pass may
 // still start: allowed minus disrupting), karpenter_nodepools_nodes_consuming_budgets{nodepool,
 // reason} (the disrupting nodes), karpenter_consolidation_moves_total{decision, nodepool, policy}
-// and karpenter_consolidation_score{...} (Balanced pools; disruption.h's ConsolidationMove), and
-// the queue's.
+// and karpenter_consolidation_score{...} (Balanced pools; disruption.h's ConsolidationMove),
+// upstream's karpenter_scheduler_* families with controller="disruption" (each simulation of the
+// passes, validations and replacements; provisioning/scheduler_metrics.h), and the queue's.
 //
 // Involuntary replacement (Replacer, replacer.h; replace.cc): Replace() runs under the same lock
 // as the passes. It takes the node by NodeClaim name, with none of the voluntary filters
@@ -88,6 +89,7 @@
 #include "dovetail/controllers/disruption/queue.h"
 #include "dovetail/controllers/disruption/replacer.h"
 #include "dovetail/controllers/provisioning/decision_id.h"
+#include "dovetail/controllers/provisioning/scheduler_metrics.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/metrics/registry.h"
 
@@ -200,6 +202,8 @@ class DisruptionController : public Controller, public Replacer {
   void AddError(const absl::Status& status);
   // Sleeps up to `d` unless stopped; false when stopped.
   bool Sleep(absl::Duration d);
+  // Simulator::Create whose simulations are measured in scheduler_metrics_.
+  absl::StatusOr<std::unique_ptr<Simulator>> CreateSimulator(const ClusterView& view);
 
   Dependencies deps_;
   const ControllerOptions options_;
@@ -220,6 +224,7 @@ class DisruptionController : public Controller, public Replacer {
   metrics::Counter* moves_metric_ = nullptr;
   metrics::Histogram* score_metric_ = nullptr;
   metrics::Gauge* allowed_disruptions_metric_ = nullptr;
+  provisioning::SchedulerMetrics scheduler_metrics_;
 
   absl::Mutex pass_mu_;
   provisioning::DecisionIds decision_ids_{provisioning::DecisionStream::kDisruption};

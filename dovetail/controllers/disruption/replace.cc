@@ -144,8 +144,7 @@ absl::StatusOr<ReplaceResult> DisruptionController::ReplaceLocked(const ReplaceR
 
   // 3. Simulate the node's removal.
   const Candidate candidate = InvoluntaryCandidate(view, *node);
-  ASSIGN_OR_RETURN(std::unique_ptr<Simulator> simulator,
-                   Simulator::Create(view, options_.decisions));
+  ASSIGN_OR_RETURN(std::unique_ptr<Simulator> simulator, CreateSimulator(view));
   ASSIGN_OR_RETURN(Simulator::Result simulated,
                    simulator->Simulate(std::span<const Candidate>(&candidate, 1)));
   ReplaceResult result;

@@ -13,6 +13,7 @@ struct SchedulerMetrics::InFlight {
   absl::Mutex mu;
   std::map<std::string, absl::Time> started ABSL_GUARDED_BY(mu);  // by scheduling id
   std::string last_id ABSL_GUARDED_BY(mu);  // its queue depth is dropped by the next simulation
+  std::map<std::string, int> last_zones ABSL_GUARDED_BY(mu);  // the zone series set last
 };
 
 SchedulerMetrics::SchedulerMetrics(metrics::Registry* registry, std::string controller,
@@ -75,17 +76,17 @@ void SchedulerMetrics::SolveFinished(const std::string& scheduling_id, absl::Dur
     in_flight_->started.erase(scheduling_id);
     unfinished_->Delete({controller_, scheduling_id});
     queue_depth_->Set({controller_, scheduling_id}, 0);
+    // Only this controller's zones are replaced.
+    for (const auto& [zone, count] : in_flight_->last_zones) {
+      if (!pending_by_zone.contains(zone)) by_zone_->Delete({controller_, zone});
+    }
+    for (const auto& [zone, count] : pending_by_zone) {
+      by_zone_->Set({controller_, zone}, count);
+    }
+    in_flight_->last_zones = pending_by_zone;
   }
   duration_->Observe({controller_}, absl::ToDoubleSeconds(took));
   unschedulable_->Set({controller_}, static_cast<double>(unschedulable));
-  // Only this controller's zones are replaced.
-  for (const auto& [zone, count] : last_zones_) {
-    if (!pending_by_zone.contains(zone)) by_zone_->Delete({controller_, zone});
-  }
-  for (const auto& [zone, count] : pending_by_zone) {
-    by_zone_->Set({controller_, zone}, count);
-  }
-  last_zones_ = pending_by_zone;
 }
 
 void SchedulerMetrics::SetIgnoredPods(int64_t count) {

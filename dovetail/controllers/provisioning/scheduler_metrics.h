@@ -7,9 +7,9 @@
 //   karpenter_scheduler_unfinished_work_seconds{controller,scheduling_id}  age of a simulation
 //       still running, read at scrape time; dropped when it finishes
 //   karpenter_scheduler_unschedulable_pods_count{controller}        pods the last one could not
-//   place karpenter_scheduler_pending_pods_by_effective_zone_count{controller,zone}  pending pods
-//   by the
-//       one zone they can go to ("flexible": several or any, "none": no zone satisfies them)
+//       place
+//   karpenter_scheduler_pending_pods_by_effective_zone_count{controller,zone}  pending pods by
+//       the one zone they can go to ("flexible": several or any, "none": no zone satisfies them)
 //   karpenter_scheduler_ignored_pods_count                          pods provisioning ignored
 //   karpenter_pods_scheduling_decision_duration_seconds             ack → first decision, per pod
 // Dovetail's solver decides every pod of a simulation in one call, so the queue depth is the
@@ -50,7 +50,6 @@ class SchedulerMetrics {
   metrics::Histogram* decisions_ = nullptr;
   metrics::Gauge* unfinished_ = nullptr;
   const Clock* clock_ = nullptr;
-  std::map<std::string, int> last_zones_;  // guarded by the caller's serialised passes
   // Shared with the registry's scrape refresher, which may outlive this object.
   std::shared_ptr<InFlight> in_flight_;
 };

@@ -256,6 +256,12 @@ TEST_F(ReplaceIntegrationTest, LaunchesAReplacementAndDeletesTheNodeOnceItIsInit
   EXPECT_EQ(claim["metadata"]["labels"].value("karpenter.sh/nodepool", ""), pool_);
   EXPECT_TRUE(Tainted(node));
   EXPECT_EQ(controller_->queue().Held().count(cluster_.GetByNodeName(node)->Key()), 1u);
+  // The simulation is measured as upstream's disruption simulations are.
+  EXPECT_EQ(
+      metrics_
+          .NewHistogram("karpenter_scheduler_scheduling_duration_seconds", "", {"controller"}, {})
+          .Count({"disruption"}),
+      1u);
 
   // Not deleted while the replacement has not initialized.
   absl::SleepFor(absl::Milliseconds(500));  // several queue polls
