@@ -615,10 +615,13 @@ TEST_F(NodeClassIntegrationTest, EarlierHashVersionsAreRestamped) {
   };
   const std::string own = UniqueName("nc-it-own"), older = UniqueName("nc-it-v4"),
                     drifted = UniqueName("nc-it-drifted");
+  // The drifted one is created unstamped: a status cannot be written with the create, and in
+  // between any reconcile of the class (each NodeClaim added triggers one) would re-stamp it.
   for (const auto& [claim, version] :
-       {std::pair{own, "dovetail-v1"}, std::pair{older, "v4"}, std::pair{drifted, "v4"}}) {
-    ASSERT_TRUE(
-        client_->Create(kube::resources::kNodeClaims, "", claim_body(claim, version).dump()).ok());
+       {std::pair{own, "dovetail-v1"}, std::pair{older, "v4"}, std::pair{drifted, ""}}) {
+    nlohmann::json body = claim_body(claim, version);
+    if (std::string_view(version).empty()) body["metadata"].erase("annotations");
+    ASSERT_TRUE(client_->Create(kube::resources::kNodeClaims, "", body.dump()).ok());
     claims_.push_back(claim);
   }
   const nlohmann::json status = {{"status",
@@ -636,6 +639,15 @@ TEST_F(NodeClassIntegrationTest, EarlierHashVersionsAreRestamped) {
     auto c = informers_->node_claims().store().Get(drifted);
     return c != nullptr && !c->status.conditions.empty();
   }));
+  // Drifted now: stamped under v4 afterwards, as a NodeClaim upstream found drifted would be.
+  const nlohmann::json stamp = {{"metadata",
+                                 {{"annotations",
+                                   {{"karpenter.k8s.aws/ec2nodeclass-hash", "12345"},
+                                    {"karpenter.k8s.aws/ec2nodeclass-hash-version", "v4"}}}}}};
+  ASSERT_TRUE(
+      client_
+          ->Patch(kube::resources::kNodeClaims, "", drifted, kube::PatchType::kMerge, stamp.dump())
+          .ok());
   // Any reconcile of the class re-stamps (an annotation change triggers one).
   ASSERT_TRUE(client_
                   ->Patch(kube::resources::kEC2NodeClasses, "", name, kube::PatchType::kMerge,
@@ -653,7 +665,8 @@ TEST_F(NodeClassIntegrationTest, EarlierHashVersionsAreRestamped) {
     const std::string want = *apis::aws::v1::DriftHash(*c, "");
     class_hash = c->metadata.annotations["karpenter.k8s.aws/ec2nodeclass-hash"];
     return class_hash == want && annotations(own)["karpenter.k8s.aws/ec2nodeclass-hash"] == want &&
-           annotations(older)["karpenter.k8s.aws/ec2nodeclass-hash"] == want;
+           annotations(older)["karpenter.k8s.aws/ec2nodeclass-hash"] == want &&
+           annotations(drifted)["karpenter.k8s.aws/ec2nodeclass-hash-version"] == "v5";
   }));
   for (const std::string& claim : {own, older, drifted}) {
     EXPECT_EQ(annotations(claim)["karpenter.k8s.aws/ec2nodeclass-hash-version"], "v5") << claim;
