@@ -57,8 +57,17 @@ class Demo:
             if "KUBECONFIG=" in line:
                 self.kubeconfig = line.split("KUBECONFIG=", 1)[1].strip().strip("'\"")
         self.k("apply", "-f", os.path.join(ROOT, "charts/dovetail/crds"))
-        for crd in ["nodepools.karpenter.sh", "nodeclaims.karpenter.sh"]:
-            self.k("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=60s")
+        # Retried: `kubectl wait` fails at once on a CRD whose status has no conditions yet.
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.k("wait", "--for=condition=Established", "crd/nodepools.karpenter.sh",
+                       "crd/nodeclaims.karpenter.sh", "--timeout=30s")
+                break
+            except RuntimeError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
 
     def start_controller(self):
         self.log = open(os.path.join(self.dir, "controller.log"), "w")

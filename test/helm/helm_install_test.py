@@ -155,8 +155,14 @@ def main() -> int:
     kubectl("create", "namespace", NS, check_rc=False)
     applied = kubectl("apply", "-f", "-", stdin=rendered, check_rc=False)
     check("kube-apiserver accepts every rendered object", applied.returncode == 0, applied.stderr)
-    for crd in ("nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"):
-        kubectl("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=60s")
+    # Retried: `kubectl wait` fails at once on a CRD whose status has no conditions yet.
+    deadline = time.monotonic() + 60
+    while kubectl("wait", "--for=condition=Established", "crd/nodepools.karpenter.sh",
+                  "crd/nodeclaims.karpenter.sh", "crd/ec2nodeclasses.karpenter.k8s.aws",
+                  "--timeout=30s", check_rc=False).returncode != 0:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the CRDs are not Established within 60 s")
+        time.sleep(0.5)
 
     sa = next(d for d in docs if d["kind"] == "ServiceAccount")["metadata"]["name"]
     who = f"system:serviceaccount:{NS}:{sa}"

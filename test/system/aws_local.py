@@ -59,6 +59,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
+from e2e_common import wait_established
+
 ROOT = Path(__file__).resolve().parents[2]
 REGION = "us-east-1"
 ZONES = ("us-east-1a", "us-east-1b")
@@ -510,8 +512,8 @@ def up(args) -> int:
     (d / "seed.json").write_text(json.dumps(asdict(s), indent=1))
     kubectl = Kubectl(kubeconfig)
     kubectl("apply", "--server-side", "--force-conflicts", "-f", str(ROOT / "charts/dovetail/crds"))
-    for crd in ("nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"):
-        kubectl("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=60s")
+    wait_established(lambda *a: kubectl(*a, check=False).returncode == 0,
+                     ("nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"))
     if not args.no_example:
         kubectl("apply", "-f", "-", stdin=node_class_yaml(s) + "---\n" + node_pool_yaml())
 

@@ -57,10 +57,25 @@ def cpu_millis(q: str) -> int:
     return int(q[:-1]) if q.endswith("m") else int(float(q) * 1000)
 
 
+def wait_established(run, crds: tuple[str, ...] = (), timeout: float = 60.0) -> None:
+    """Waits until `crds` (every CRD when empty) are Established. `run(*kubectl_args)` runs
+    kubectl and returns whether it succeeded. `kubectl wait` is retried: it fails at once, instead
+    of waiting, on a CRD created so recently that its status has no conditions yet."""
+    targets = [f"crd/{c}" for c in crds] or ["crd", "--all"]
+    deadline = time.monotonic() + timeout
+    while True:
+        left = max(1, min(30, int(deadline - time.monotonic())))
+        if run("wait", "--for=condition=Established", *targets, f"--timeout={left}s"):
+            return
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"CRDs {' '.join(targets)} not Established within {timeout:.0f} s")
+        time.sleep(0.5)
+
+
 def apply_crds() -> None:
     kubectl("apply", "-f", str(ROOT / "charts/dovetail/crds"))
-    for crd in ("nodepools.karpenter.sh", "nodeclaims.karpenter.sh"):
-        kubectl("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=60s")
+    wait_established(lambda *a: kubectl(*a, check_rc=False).returncode == 0,
+                     ("nodepools.karpenter.sh", "nodeclaims.karpenter.sh"))
 
 
 class ControllerProcess:

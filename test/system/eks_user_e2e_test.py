@@ -51,7 +51,7 @@ from pathlib import Path
 
 from aws_local import REGION, Aws, _boto3, Joiner, Kubectl, node_class_yaml, node_pool_yaml, seed
 from e2e_common import KUBECONFIG, KUBECTL, ROOT, Tally, apply_crds, check, condition, get, \
-    kubectl, wait_for
+    kubectl, wait_established, wait_for
 
 RUN_ID = uuid.uuid4().hex[:6]
 CLUSTER = f"eks-{RUN_ID}"
@@ -284,7 +284,7 @@ def main() -> int:
 
     # The cluster: CRDs (the chart's), the chart's RBAC and ServiceAccount, kube-dns.
     apply_crds()
-    kubectl("wait", "--for=condition=Established", "crd/ec2nodeclasses.karpenter.k8s.aws", "--timeout=60s")
+    wait_established(lambda *a: kubectl(*a, check_rc=False).returncode == 0, ("ec2nodeclasses.karpenter.k8s.aws",))
     kubectl("create", "namespace", NS, check_rc=False)
     kubectl("create", "namespace", APP_NS)
     settings = {"clusterName": CLUSTER, "interruptionQueue": s.queue}

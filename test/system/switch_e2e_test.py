@@ -34,7 +34,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from e2e_common import KUBECONFIG, ControllerProcess, Tally, check, condition, get, kubectl, wait_for
+from e2e_common import KUBECONFIG, ControllerProcess, Tally, check, condition, get, kubectl, wait_established, wait_for
 
 UPSTREAM = Path(os.environ.get("DOVETAIL_UPSTREAM_KWOK", ""))
 POOL_A, POOL_B = "switch-a", "switch-b"
@@ -169,7 +169,7 @@ def main() -> int:
     try:
         # ---- upstream's CRDs and objects, upstream provisions --------------------------------
         kubectl("apply", "--server-side", "-f", str(UPSTREAM / "crds"))
-        kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+        wait_established(lambda *a: kubectl(*a, check_rc=False).returncode == 0)
         kubectl("apply", "-f", "-", stdin=KWOK_NODECLASS)
         # Nothing in upstream's kwok build reports the KWOKNodeClass Ready; without it the
         # NodePools are not Ready and nothing launches.

@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -40,9 +41,15 @@ def main() -> int:
     kubectl = str(Path(os.environ["DOVETAIL_K8S_BIN"]) / "kubectl")
     subprocess.run([kubectl, "apply", "--server-side", "-f", str(CRD_DIR)], check=True,
                    stdout=subprocess.DEVNULL)
-    subprocess.run([kubectl, "wait", "--for", "condition=Established", "--timeout=120s",
-                    "crd/nodepools.karpenter.sh", "crd/nodeclaims.karpenter.sh",
-                    "crd/ec2nodeclasses.karpenter.k8s.aws"], check=True, stdout=subprocess.DEVNULL)
+    # Retried: `kubectl wait` fails at once on a CRD whose status has no conditions yet.
+    deadline = time.monotonic() + 120
+    while subprocess.run([kubectl, "wait", "--for", "condition=Established", "--timeout=30s",
+                          "crd/nodepools.karpenter.sh", "crd/nodeclaims.karpenter.sh",
+                          "crd/ec2nodeclasses.karpenter.k8s.aws"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the CRDs are not Established within 120 s")
+        time.sleep(0.5)
     passed = failed = 0
     for path in sorted(TESTDATA.glob("*.yaml")):
         converted = subprocess.run([dovetail, "convert", "-o", "json", "-f", str(path)], capture_output=True,
