@@ -38,10 +38,11 @@ k8s:
 
 # Every test, unit, integration (real API server) and e2e (full local cluster), once, on the
 # sanitized dev build, and the image test on the image `make image` builds. The Kubernetes
-# binaries build alongside the C++ (scripts/with-k8s).
+# binaries build alongside the C++ (scripts/with-k8s). On failure, the failed tests' failure lines
+# are printed last (scripts/ctest-failure-digest).
 test: deps
 	@scripts/with-k8s $(MAKE) --no-print-directory build image
-	@ctest --preset dev -j $(JOBS)
+	@ctest --preset dev -j $(JOBS) || { scripts/ctest-failure-digest build/dev; exit 1; }
 
 test-unit: build
 	@ctest --preset dev -j $(JOBS) -L unit
