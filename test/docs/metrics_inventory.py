@@ -25,6 +25,7 @@ NOT_APPLICABLE = {
     "operator_capacitybuffer_*": "no CapacityBuffer (the CapacityBuffer gate is refused)",
     "karpenter_nodeclaims_unhealthy_disrupted_total": "no node repair (the NodeRepair gate is refused)",
     "certwatcher_*": "Dovetail watches no certificate",
+    "karpenter_cloudprovider_batcher_*": "Dovetail batches no EC2 calls",
     "controller_runtime_webhook_*": "Dovetail serves no webhook",
     "controller_runtime_conversion_webhook_panics_total": "Dovetail serves no webhook",
 }

@@ -34,8 +34,8 @@ from pathlib import Path
 
 from aws_local import Aws, Joiner, Kubectl, node_class_yaml, node_pool_yaml, provider_id, seed, \
     send_spot_interruption, tags_of, controller_env
-from e2e_common import KUBECONFIG, KUBECTL, ControllerProcess, Tally, apply_crds, check, condition, \
-    get, kubectl, wait_for
+from e2e_common import KUBECONFIG, KUBECTL, ControllerProcess, MetricsScraper, Tally, apply_crds, check, \
+    check_upstream_families, condition, get, kubectl, wait_established, wait_for
 
 RUN_ID = uuid.uuid4().hex[:6]
 CLUSTER = f"e2e-{RUN_ID}"
@@ -45,6 +45,20 @@ NODE_CLASS = f"aws-{RUN_ID}"
 REPLICAS = 6
 BOOT_SECONDS = 5.0  # instance running => Node registered
 INTERRUPTION_DEADLINE = 120.0
+# Upstream's AWS provider families (the rest are disruption_e2e_test's), scraped during the run.
+AWS_FAMILIES = ("aws_sdk_go", "karpenter_cloudprovider_instance", "karpenter_ec2nodeclasses",
+                "karpenter_interruption", "operator_ec2nodeclass")
+AWS_NOT_SERVED = {
+    "karpenter_interruption_instance_status_unhealthy_total":
+        "no interruption.instancestatus controller (DescribeInstanceStatus) yet",
+}
+AWS_NO_SAMPLES = {
+    "karpenter_cloudprovider_instance_launch_failures_total": "moto launches every request",
+    "karpenter_cloudprovider_instance_termination_failures_total": "moto terminates every request",
+    "operator_ec2nodeclass_status_condition_transition_seconds":
+        "the class's conditions change once, from none (no earlier status to time)",
+    "operator_ec2nodeclass_termination_*": "the EC2NodeClass is not deleted in this run",
+}
 
 DEPLOYMENT = f"""
 apiVersion: apps/v1
@@ -130,25 +144,29 @@ def main() -> int:
         foreign[name] = r["Instances"][0]["InstanceId"]
 
     apply_crds()
-    kubectl("wait", "--for=condition=Established", "crd/ec2nodeclasses.karpenter.k8s.aws", "--timeout=60s")
+    wait_established(lambda *a: kubectl(*a, check_rc=False).returncode == 0, ("ec2nodeclasses.karpenter.k8s.aws",))
     kubectl("create", "namespace", NS)
     kubectl("apply", "-f", "-", stdin=node_class_yaml(s, NODE_CLASS))
     kubectl("apply", "-f", "-", stdin=node_pool_yaml(POOL, NODE_CLASS, DISRUPTION))
 
     server = Kubectl(KUBECONFIG, KUBECTL).server()
     os.environ.update(controller_env(endpoint, CLUSTER, s.queue, server, catalog))
+    # The offering gauges too (off by default: a series per offering), so that they are checked.
+    os.environ["DOVETAIL_INSTANCE_TYPE_METRICS"] = "true"
     log_dir = Path(os.environ.get("DOVETAIL_E2E_LOG_DIR", "/tmp"))
     log_path = log_dir / f"dovetail-aws-controller-{RUN_ID}.log"
     joiner_log = open(log_dir / f"dovetail-aws-joiner-{RUN_ID}.log", "w")
     process = ControllerProcess(binary, log_path, ["--cloud-provider", "aws"])
     controller = process.start()
     print(f"controller pid {controller.pid}, log {log_path}, joiner log {joiner_log.name}")
+    scraper = MetricsScraper(log_path).start()
     joiner = Joiner(aws, CLUSTER, Kubectl(KUBECONFIG, KUBECTL), boot_seconds=BOOT_SECONDS,
                     log=lambda m: (joiner_log.write(f"{time.strftime('%H:%M:%S')} {m}\n"), joiner_log.flush()))
     _, stop_joiner = joiner.start(interval=0.5)
     try:
-        return run(aws, s, foreign, process, joiner, t_start)
+        return run(aws, s, foreign, process, joiner, scraper, t_start)
     finally:
+        scraper.stop()
         stop_joiner.set()
         if process.proc is not None:
             print(f"controller stopped (exit {process.stop()})")
@@ -159,7 +177,7 @@ def main() -> int:
 
 
 def run(aws: Aws, s, foreign: dict[str, str], process: ControllerProcess, joiner: Joiner,
-        t_start: float) -> int:
+        scraper: MetricsScraper, t_start: float) -> int:
     controller = process.proc
 
     # 1. The EC2NodeClass.
@@ -313,6 +331,8 @@ def run(aws: Aws, s, foreign: dict[str, str], process: ControllerProcess, joiner
           str([(i, aws.instance_state(i)) for i in owned]))
     for what, iid in foreign.items():
         check(f"the {what} instance still runs after the pool is gone", aws.instance_state(iid) == "running")
+    scraper.stop()
+    check_upstream_families(scraper, AWS_NOT_SERVED, AWS_NO_SAMPLES, only=AWS_FAMILIES)
     rc = process.stop()
     process.proc = None
     check("SIGTERM stops the controller with exit status 0", rc == 0, str(rc))

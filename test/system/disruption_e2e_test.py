@@ -310,7 +310,7 @@ NOT_SERVED = {
     "go_*": "Dovetail is not a Go program",
     "aws_sdk_go_*": "the AWS provider's (aws_e2e_test)",
     "karpenter_cloudprovider_instance_*": "the AWS provider's (aws_e2e_test)",
-    "karpenter_cloudprovider_batcher_*": "the AWS provider's (aws_e2e_test)",
+    "karpenter_cloudprovider_batcher_*": "Dovetail batches no EC2 calls",
     "karpenter_ec2nodeclasses_userdata_bytes": "the AWS provider's (aws_e2e_test)",
     "karpenter_interruption_*": "the AWS provider's (aws_e2e_test)",
     "operator_ec2nodeclass_*": "the AWS provider's (aws_e2e_test)",
@@ -320,13 +320,6 @@ NOT_SERVED = {
     "controller_runtime_webhook_*": "Dovetail serves no webhook",
     "controller_runtime_conversion_webhook_panics_total": "Dovetail serves no webhook",
     "leader_election_master_status": "this run disables leader election",
-    # Not on main yet: on the branches metrics-runtime and metrics-conditions (issue 19).
-    "process_*": "not yet",
-    "workqueue_*": "not yet",
-    "controller_runtime_*": "not yet",
-    "rest_client_requests_total": "not yet",
-    "client_go_request_*": "not yet",
-    "operator_*": "not yet",
 }
 # Families served whose events this run does not produce (their type is still checked).
 NO_SAMPLES = {
@@ -338,6 +331,9 @@ NO_SAMPLES = {
     "karpenter_voluntary_disruption_failed_validations_total": "no command fails validation",
     "karpenter_nodes_total_daemon_*": "no DaemonSet here (observability's metrics_test counts them)",
     "karpenter_consolidation_score": "no Balanced NodePool here (disruption_test scores them)",
+    "operator_node_status_condition_transition_seconds":
+        "a kwok Node's Ready condition changes once, from none (no earlier status to time)",
+    "operator_nodepool_termination_*": "no NodePool is deleted in this run",
     "karpenter_consolidation_moves_total":
         "no consolidation method settled a move in these runs (disruption_test counts them)",
 }
