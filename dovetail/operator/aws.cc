@@ -21,6 +21,7 @@
 #include "dovetail/providers/aws/errors.h"
 #include "dovetail/providers/aws/http_transport.h"
 #include "dovetail/providers/aws/iam_client.h"
+#include "dovetail/providers/aws/interruption/instance_status_controller.h"
 #include "dovetail/providers/aws/interruption/interruption_controller.h"
 #include "dovetail/providers/aws/metrics.h"
 #include "dovetail/providers/aws/nodeclass/nodeclass_controller.h"
@@ -192,6 +193,9 @@ class AwsStackImpl final : public AwsStack {
     }
     out.push_back(
         std::make_unique<aws::nodeclass::NodeClassController>(deps, *ec2_, *ssm_, *iam_, nco));
+    // interruption.instancestatus: always on, as upstream (EC2 status checks and scheduled
+    // events need no queue).
+    out.push_back(std::make_unique<aws::interruption::InstanceStatusController>(deps, *ec2_));
     if (!options_.interruption_queue.empty()) {
       aws::interruption::ControllerOptions io;
       io.queue_name = options_.interruption_queue;

@@ -63,6 +63,41 @@ Ec2InstanceTypeInfo ParseInstanceType(const pugi::xml_node& n) {
   return t;
 }
 
+// RFC 3339 with fractional seconds, as EC2 writes times; InfinitePast when absent or unreadable.
+absl::Time TimeOrPast(const pugi::xml_node& node, const char* child) {
+  absl::Time t;
+  std::string err;
+  if (!absl::ParseTime(absl::RFC3339_full, Text(node, child), &t, &err))
+    return absl::InfinitePast();
+  return t;
+}
+
+Ec2StatusSummary ParseStatusSummary(const pugi::xml_node& n) {
+  Ec2StatusSummary s{.status = Text(n, "status")};
+  for (pugi::xml_node d : n.child("details").children("item")) {
+    s.details.push_back({.name = Text(d, "name"),
+                         .status = Text(d, "status"),
+                         .impaired_since = TimeOrPast(d, "impairedSince")});
+  }
+  return s;
+}
+
+Ec2InstanceStatus ParseInstanceStatus(const pugi::xml_node& n) {
+  Ec2InstanceStatus s{.instance_id = Text(n, "instanceId"),
+                      .availability_zone = Text(n, "availabilityZone"),
+                      .instance_state = Text(n.child("instanceState"), "name"),
+                      .instance_status = ParseStatusSummary(n.child("instanceStatus")),
+                      .system_status = ParseStatusSummary(n.child("systemStatus")),
+                      .attached_ebs_status = ParseStatusSummary(n.child("attachedEbsStatus"))};
+  for (pugi::xml_node e : n.child("eventsSet").children("item")) {
+    s.events.push_back({.code = Text(e, "code"),
+                        .description = Text(e, "description"),
+                        .not_before = TimeOrPast(e, "notBefore"),
+                        .not_after = TimeOrPast(e, "notAfter")});
+  }
+  return s;
+}
+
 }  // namespace
 
 Tags ParseTagSet(const pugi::xml_node& node) {
@@ -124,6 +159,19 @@ absl::StatusOr<std::vector<Ec2InstanceTypeOffering>> Ec2Client::DescribeInstance
               {Text(item, "instanceType"), Text(item, "locationType"), Text(item, "location")});
         }
       }));
+  return out;
+}
+
+absl::StatusOr<std::vector<Ec2InstanceStatus>> Ec2Client::DescribeInstanceStatus(
+    const std::vector<Filter>& filters) {
+  QueryParams params;
+  AddFilters(params, filters);
+  std::vector<Ec2InstanceStatus> out;
+  RETURN_IF_ERROR(Paginate("DescribeInstanceStatus", params, 0, [&](const pugi::xml_node& root) {
+    for (pugi::xml_node item : root.child("instanceStatusSet").children("item")) {
+      out.push_back(ParseInstanceStatus(item));
+    }
+  }));
   return out;
 }
 

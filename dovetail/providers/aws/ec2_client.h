@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "dovetail/providers/aws/aws_client.h"
 #include "dovetail/providers/aws/query_protocol.h"
 
@@ -110,6 +111,42 @@ struct Ec2Image {
   Tags tags;
 };
 
+// DescribeInstanceStatus: one status check (InstanceStatusDetails / EbsStatusDetails).
+struct Ec2StatusDetail {
+  std::string name;    // reachability, ...
+  std::string status;  // passed | failed | insufficient-data | initializing
+  absl::Time impaired_since = absl::InfinitePast();  // InfinitePast: absent or unreadable
+  bool operator==(const Ec2StatusDetail&) const = default;
+};
+
+// A summary (instanceStatus, systemStatus, attachedEbsStatus) and its checks.
+struct Ec2StatusSummary {
+  std::string status;  // ok | impaired | insufficient-data | not-applicable | initializing
+  std::vector<Ec2StatusDetail> details;
+  bool operator==(const Ec2StatusSummary&) const = default;
+};
+
+// A scheduled event (eventsSet): instance-reboot, system-reboot, system-maintenance,
+// instance-retirement, instance-stop.
+struct Ec2InstanceStatusEvent {
+  std::string code;
+  std::string description;
+  absl::Time not_before = absl::InfinitePast();
+  absl::Time not_after = absl::InfinitePast();
+  bool operator==(const Ec2InstanceStatusEvent&) const = default;
+};
+
+struct Ec2InstanceStatus {
+  std::string instance_id;
+  std::string availability_zone;
+  std::string instance_state;  // instanceState.name: running, ...
+  Ec2StatusSummary instance_status;
+  Ec2StatusSummary system_status;
+  Ec2StatusSummary attached_ebs_status;
+  std::vector<Ec2InstanceStatusEvent> events;
+  bool operator==(const Ec2InstanceStatus&) const = default;
+};
+
 class Ec2Client {
  public:
   explicit Ec2Client(AwsClient& client) : client_(client) {}
@@ -140,6 +177,11 @@ class Ec2Client {
   absl::StatusOr<std::vector<Ec2Image>> DescribeImages(const std::vector<Filter>& filters = {},
                                                        const std::vector<std::string>& ids = {},
                                                        const std::vector<std::string>& owners = {});
+
+  // Without IncludeAllInstances (running instances only) and without MaxResults, as upstream's
+  // instance status provider calls it; every page.
+  absl::StatusOr<std::vector<Ec2InstanceStatus>> DescribeInstanceStatus(
+      const std::vector<Filter>& filters);
 
   // Page size requested where the API allows one (DescribeInstanceTypes caps it at 100).
   void set_page_size(int n) { page_size_ = n; }

@@ -1,9 +1,12 @@
 #include "dovetail/providers/aws/ec2_client.h"
 
 #include <atomic>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "absl/strings/str_split.h"
+#include "dovetail/providers/aws/errors.h"
 #include "dovetail/providers/aws/test_server.h"
 #include "gtest/gtest.h"
 
@@ -77,6 +80,115 @@ TEST_F(Ec2PaginationTest, FollowsNextTokenToTheLastPage) {
   EXPECT_EQ(forms_[0].count("NextToken"), 0u);
   EXPECT_EQ(forms_[2]["NextToken"], "page-2");
   EXPECT_EQ(client.Stats("DescribeInstanceTypes").calls, 3);
+}
+
+std::string Testdata(const std::string& name) {
+  std::ifstream in(std::string(DOVETAIL_AWS_TESTDATA_DIR) + "/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+absl::Time At(const char* rfc3339) {
+  absl::Time t;
+  std::string err;
+  EXPECT_TRUE(absl::ParseTime(absl::RFC3339_full, rfc3339, &t, &err)) << err;
+  return t;
+}
+
+// Serves recorded DescribeInstanceStatus pages (testdata/ec2_describe_instance_status_page*.xml),
+// the second one for the first page's nextToken; or EC2's UnauthorizedOperation error.
+class Ec2InstanceStatusTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_.server().Post("/", [this](const httplib::Request& req, httplib::Response& res) {
+      auto form = ParseForm(req.body);
+      std::lock_guard<std::mutex> lock(mu_);
+      forms_.push_back(form);
+      if (unauthorized_) {
+        res.status = 403;
+        res.set_content(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response><Errors><Error>"
+            "<Code>UnauthorizedOperation</Code><Message>You are not authorized to perform this "
+            "operation.</Message></Error></Errors><RequestID>b8a1d3c0-5e0f-4d8c-9a51-"
+            "3f2e7d6c1a00</RequestID></Response>",
+            "text/xml");
+        return;
+      }
+      const bool second = form["NextToken"] == "eyJ2IjoiMiIsImMiOiJwYWdlLTIifQ==";
+      res.set_content(Testdata(second ? "ec2_describe_instance_status_page2.xml"
+                                      : "ec2_describe_instance_status_page1.xml"),
+                      "text/xml;charset=UTF-8");
+    });
+    ASSERT_TRUE(server_.Start());
+  }
+
+  testing::TestServer server_;
+  HttpTransport transport_;
+  StaticCredentialsProvider credentials_{
+      AwsCredentials{.access_key_id = "A", .secret_access_key = "S"}};
+  FakeClock clock_;
+  std::mutex mu_;
+  bool unauthorized_ = false;
+  std::vector<std::map<std::string, std::string>> forms_;
+};
+
+TEST_F(Ec2InstanceStatusTest, ParsesEveryPageOfTheRecordedReply) {
+  AwsClient client({.transport = transport_, .credentials = &credentials_, .clock = clock_},
+                   {.service = kEc2, .region = "us-east-1", .endpoint = server_.url()});
+  Ec2Client ec2(client);
+  auto statuses = ec2.DescribeInstanceStatus({{"instance-status.status", {"impaired"}}});
+  ASSERT_TRUE(statuses.ok()) << statuses.status();
+  ASSERT_EQ(statuses->size(), 2u);
+
+  const Ec2InstanceStatus& a = (*statuses)[0];
+  EXPECT_EQ(a.instance_id, "i-0a1b2c3d4e5f60011");
+  EXPECT_EQ(a.availability_zone, "us-east-1a");
+  EXPECT_EQ(a.instance_state, "running");
+  EXPECT_EQ(a.instance_status.status, "impaired");
+  EXPECT_EQ(a.instance_status.details,
+            (std::vector<Ec2StatusDetail>{{.name = "reachability",
+                                           .status = "failed",
+                                           .impaired_since = At("2026-12-06T01:58:00.000Z")}}));
+  EXPECT_EQ(a.system_status.status, "ok");
+  ASSERT_EQ(a.system_status.details.size(), 1u);
+  EXPECT_EQ(a.system_status.details[0].status, "passed");
+  EXPECT_EQ(a.system_status.details[0].impaired_since, absl::InfinitePast());
+  EXPECT_EQ(a.attached_ebs_status.status, "ok");
+  EXPECT_TRUE(a.events.empty());
+
+  const Ec2InstanceStatus& b = (*statuses)[1];
+  EXPECT_EQ(b.instance_id, "i-0a1b2c3d4e5f60012");
+  EXPECT_EQ(b.system_status.details[0].impaired_since, At("2026-12-06T02:00:30Z"));
+  EXPECT_EQ(b.instance_status.status, "initializing");
+  EXPECT_EQ(b.attached_ebs_status.details[0].status, "failed");
+  EXPECT_EQ(b.events,
+            (std::vector<Ec2InstanceStatusEvent>{{.code = "system-maintenance",
+                                                  .description = "Scheduled system maintenance",
+                                                  .not_before = At("2026-12-10T00:00:00Z"),
+                                                  .not_after = At("2026-12-10T06:00:00Z")}}));
+
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSERT_EQ(forms_.size(), 2u);
+  EXPECT_EQ(forms_[0]["Action"], "DescribeInstanceStatus");
+  EXPECT_EQ(forms_[0]["Filter.1.Name"], "instance-status.status");
+  EXPECT_EQ(forms_[0]["Filter.1.Value.1"], "impaired");
+  // As upstream: running instances only, the API's own page size.
+  EXPECT_EQ(forms_[0].count("IncludeAllInstances"), 0u);
+  EXPECT_EQ(forms_[0].count("MaxResults"), 0u);
+  EXPECT_EQ(forms_[0].count("NextToken"), 0u);
+  EXPECT_EQ(forms_[1]["NextToken"], "eyJ2IjoiMiIsImMiOiJwYWdlLTIifQ==");
+}
+
+TEST_F(Ec2InstanceStatusTest, UnauthorizedOperationIsPermissionDeniedWithItsCode) {
+  unauthorized_ = true;
+  AwsClient client({.transport = transport_, .credentials = &credentials_, .clock = clock_},
+                   {.service = kEc2, .region = "us-east-1", .endpoint = server_.url()});
+  Ec2Client ec2(client);
+  auto statuses = ec2.DescribeInstanceStatus({});
+  ASSERT_FALSE(statuses.ok());
+  EXPECT_EQ(statuses.status().code(), absl::StatusCode::kPermissionDenied) << statuses.status();
+  EXPECT_EQ(AwsErrorCode(statuses.status()), "UnauthorizedOperation");
 }
 
 TEST(QueryProtocolTest, FormEncodesAsTheSdksDo) {

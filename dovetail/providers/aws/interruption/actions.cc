@@ -76,8 +76,8 @@ Action DecideAction(const InterruptionMessage& message, const DecisionContext& c
         deadline = std::min(deadline, message.start_time - context.drain_reserve);
       }
       a.replace_deadline = std::max(now, deadline);
-      a.event_reason = "InstanceUnhealthy";
-      a.event_message = "An unhealthy warning was triggered for the instance";
+      a.event_reason = kUnhealthyEventReason;
+      a.event_message = kUnhealthyEventMessage;
       break;
     }
     case InterruptionKind::kInstanceStopped:

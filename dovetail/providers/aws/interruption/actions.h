@@ -62,6 +62,12 @@ inline constexpr std::string_view kRebalanceTaintKey = "dovetail.sh/rebalance-re
 // the at-risk instance on its own terms, onto a replacement that is already up.
 inline constexpr absl::Duration kDefaultRebalanceDrainAfter = absl::Minutes(10);
 
+// The event of a Health scheduled change, also of every instance status failure acted on
+// (instance_status.h): upstream publishes one "Unhealthy" interruption event for all of them.
+inline constexpr std::string_view kUnhealthyEventReason = "InstanceUnhealthy";
+inline constexpr std::string_view kUnhealthyEventMessage =
+    "An unhealthy warning was triggered for the instance";
+
 // The spot interruption warning comes 2 minutes before EC2 reclaims the instance.
 inline constexpr absl::Duration kSpotInterruptionNotice = absl::Minutes(2);
 

@@ -13,6 +13,7 @@
 #include "dovetail/kube/event_recorder.h"
 #include "dovetail/kube/resource.h"
 #include "dovetail/kube/typed_client.h"
+#include "dovetail/providers/aws/interruption/node_claim_actions.h"
 #include "nlohmann/json.hpp"
 
 namespace dovetail::providers::aws::interruption {
@@ -34,24 +35,11 @@ metrics::Counter* DeletedCounter(metrics::Registry* r) {
   return &r->NewCounter("karpenter_interruption_deleted_messages_total",
                         "Interruption messages deleted from the queue.");
 }
-metrics::Counter* DisruptedCounter(metrics::Registry* r) {
-  if (r == nullptr) return nullptr;
-  // Shared by name with every controller that disrupts NodeClaims.
-  return &r->NewCounter("karpenter_nodeclaims_disrupted_total",
-                        "Number of nodeclaims disrupted in total.",
-                        {"reason", "nodepool", "capacity_type"});
-}
 metrics::Histogram* QueueDuration(metrics::Registry* r) {
   if (r == nullptr) return nullptr;
   return &r->NewHistogram("karpenter_interruption_message_queue_duration_seconds",
                           "Time from a message's arrival in the queue to its deletion.", {},
                           metrics::DurationBuckets());
-}
-
-std::string Label(const state::StateNode& node, std::string_view key) {
-  const apis::core::StringMap labels = node.Labels();
-  auto it = labels.find(key);
-  return it == labels.end() ? "" : it->second;
 }
 
 }  // namespace
@@ -69,7 +57,7 @@ InterruptionController::InterruptionController(const controllers::Dependencies& 
   ReceivedCounter(deps_.metrics);
   DeletedCounter(deps_.metrics);
   QueueDuration(deps_.metrics);
-  DisruptedCounter(deps_.metrics);
+  NodeClaimsDisruptedCounter(deps_.metrics);
 }
 
 InterruptionController::~InterruptionController() { Stop(); }
@@ -173,13 +161,8 @@ bool InterruptionController::Handle(const SqsMessage& sqs_message) {
                {"reason", message.reason}});
     return true;
   }
-  // Instance id -> the managed node, from the cluster state.
-  std::map<std::string, state::StateNode> by_instance;
-  for (state::StateNode& node : deps_.cluster.Nodes()) {
-    if (!node.Managed()) continue;
-    std::string id = InstanceIdFromProviderId(node.ProviderId());
-    if (!id.empty()) by_instance.emplace(std::move(id), std::move(node));
-  }
+  const std::map<std::string, state::StateNode> by_instance =
+      ManagedNodesByInstanceId(deps_.cluster);
   bool ok = true;
   for (const std::string& instance_id : message.instance_ids) {
     auto it = by_instance.find(instance_id);
@@ -234,21 +217,13 @@ absl::Status InterruptionController::ActOn(const InterruptionMessage& message, a
              {"node", node_name},
              {"action", what}});
   if (!action.event_reason.empty()) {
-    const kube::ObjectReference ref{"karpenter.sh/v1", "NodeClaim", "", claim.metadata.name,
-                                    claim.metadata.uid};
-    (void)deps_.events.Record(ref, "Warning", action.event_reason, "Interruption",
-                              action.event_message);
-    if (node.node != nullptr) {
-      const kube::ObjectReference node_ref{"v1", "Node", "", node.Name(), ""};
-      (void)deps_.events.Record(node_ref, "Warning", action.event_reason, "Interruption",
-                                action.event_message);
-    }
+    RecordInterruptionEvent(deps_.events, node, action.event_reason, action.event_message);
   }
   // First, so that the replacements launched next avoid the interrupted offering.
   if (action.mark_spot_unavailable && unavailable_ != nullptr &&
-      Label(node, kCapacityTypeLabel) == "spot") {
-    const std::string type = Label(node, kInstanceTypeLabel);
-    const std::string zone = Label(node, kZoneLabel);
+      NodeLabel(node, kCapacityTypeLabel) == "spot") {
+    const std::string type = NodeLabel(node, kInstanceTypeLabel);
+    const std::string zone = NodeLabel(node, kZoneLabel);
     if (!type.empty() && !zone.empty()) {
       unavailable_->MarkUnavailable("SpotInterruption", "spot", type, zone);
     }
@@ -302,26 +277,7 @@ absl::Status InterruptionController::ActOn(const InterruptionMessage& message, a
 
 absl::Status InterruptionController::DeleteNodeClaim(const InterruptionMessage& message,
                                                      const state::StateNode& node) {
-  const apis::v1::NodeClaim& claim = *node.node_claim;
-  kube::DeleteOptions options;
-  if (!claim.metadata.uid.empty()) options.precondition_uid = claim.metadata.uid;
-  absl::StatusOr<std::string> deleted =
-      deps_.client.Delete(kube::resources::kNodeClaims, "", claim.metadata.name, options);
-  if (!deleted.ok()) {
-    // Gone (or replaced by another object of that name: a precondition Conflict) is done.
-    if (kube::IsNotFound(deleted.status()) || kube::IsConflict(deleted.status())) {
-      return absl::OkStatus();
-    }
-    return deleted.status();
-  }
-  log::Info(kLogger, "initiating delete from interruption message",
-            {{"nodeClaim", claim.metadata.name},
-             {"kind", std::string(InterruptionKindName(message.kind))}});
-  if (auto* c = DisruptedCounter(deps_.metrics)) {
-    c->Inc({std::string(InterruptionKindName(message.kind)), node.NodePool(),
-            Label(node, kCapacityTypeLabel)});
-  }
-  return absl::OkStatus();
+  return DeleteInterruptedNodeClaim(deps_, node, InterruptionKindName(message.kind), kLogger);
 }
 
 RebalanceSettings InterruptionController::RebalanceSettingsOf(const std::string& node_pool) {
