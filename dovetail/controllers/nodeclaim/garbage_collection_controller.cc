@@ -19,37 +19,19 @@ namespace dovetail::controllers::nodeclaim {
 namespace core = apis::core;
 namespace v1 = apis::v1;
 
-namespace {
-constexpr char kKey[] = "garbagecollection";
-}  // namespace
-
 GarbageCollectionController::GarbageCollectionController(const Dependencies& deps,
                                                          GarbageCollectionOptions options)
-    : deps_(deps), options_(std::move(options)) {}
+    : deps_(deps),
+      options_(std::move(options)),
+      loop_(kube::WorkQueueOptions{.base_delay = absl::Seconds(1), .max_delay = options_.interval}
+                .WithMetrics(Name(), deps_.metrics),
+            options_.interval, [this] { return RunOnce(); }) {}
 
 GarbageCollectionController::~GarbageCollectionController() { Stop(); }
 
-void GarbageCollectionController::Start() {
-  if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>(
-      kube::WorkQueueOptions{.base_delay = absl::Seconds(1), .max_delay = options_.interval}
-          .WithMetrics(Name(), deps_.metrics));
-  worker_ = std::make_unique<kube::Controller>(
-      *queue_,
-      [this](const std::string&) -> absl::StatusOr<kube::ReconcileResult> {
-        RETURN_IF_ERROR(RunOnce());
-        return kube::ReconcileResult{.requeue_after = options_.interval};
-      },
-      1);
-  queue_->Add(kKey);
-  worker_->Start();
-}
+void GarbageCollectionController::Start() { loop_.Start(); }
 
-void GarbageCollectionController::Stop() {
-  if (worker_ != nullptr) worker_->Stop();
-  worker_.reset();
-  queue_.reset();
-}
+void GarbageCollectionController::Stop() { loop_.Stop(); }
 
 GarbageCollectionStats GarbageCollectionController::stats() const {
   absl::MutexLock lock(&mu_);

@@ -25,7 +25,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "dovetail/controllers/controller.h"
-#include "dovetail/kube/workqueue.h"
+#include "dovetail/kube/singleton.h"
 
 namespace dovetail::controllers::nodeclaim {
 
@@ -61,8 +61,7 @@ class GarbageCollectionController final : public Controller {
   const GarbageCollectionOptions options_;
   mutable absl::Mutex mu_;
   GarbageCollectionStats stats_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<kube::WorkQueue> queue_;
-  std::unique_ptr<kube::Controller> worker_;
+  kube::Singleton loop_;  // RunOnce() every interval; a failure retries after 1 s, doubling
 };
 
 }  // namespace dovetail::controllers::nodeclaim

@@ -12,15 +12,14 @@
 
 namespace dovetail::controllers::observability {
 
-namespace {
-
-constexpr char kKey[] = "state";
-
-}  // namespace
-
 StateMetricsController::StateMetricsController(const Dependencies& deps,
                                                StateMetricsOptions options)
-    : deps_(deps), options_(options) {
+    : deps_(deps),
+      options_(options),
+      loop_(kube::WorkQueueOptions{}.WithMetrics(Name(), deps_.metrics), options_.period, [this] {
+        Collect();
+        return absl::OkStatus();
+      }) {
   if (deps_.metrics == nullptr) return;
   nodes_ = std::make_unique<NodeMetrics>(*deps_.metrics);
   pods_ = std::make_unique<PodMetrics>(*deps_.metrics);
@@ -60,33 +59,10 @@ StateMetricsController::StateMetricsController(const Dependencies& deps,
 
 StateMetricsController::~StateMetricsController() { Stop(); }
 
-void StateMetricsController::Start() {
-  absl::MutexLock lock(&mu_);
-  if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>(
-      kube::WorkQueueOptions{}.WithMetrics(Name(), deps_.metrics));
-  queue_->Add(kKey);
-  workers_ = std::make_unique<kube::Controller>(
-      *queue_,
-      [this](const std::string&) -> absl::StatusOr<kube::ReconcileResult> {
-        Collect();
-        return kube::ReconcileResult{.requeue_after = options_.period};
-      },
-      1);
-  workers_->Start();
-}
+void StateMetricsController::Start() { loop_.Start(); }
 
 void StateMetricsController::Stop() {
-  std::unique_ptr<kube::WorkQueue> queue;
-  std::unique_ptr<kube::Controller> workers;
-  {
-    absl::MutexLock lock(&mu_);
-    queue = std::move(queue_);
-    workers = std::move(workers_);
-  }
-  if (workers != nullptr) workers->Stop();
-  workers.reset();
-  queue.reset();
+  loop_.Stop();
   for (metrics::Gauge* g : {nodepool_cost_, cluster_cost_, nodepool_cost_total_}) {
     if (g != nullptr) g->Replace({});
   }

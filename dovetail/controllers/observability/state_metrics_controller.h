@@ -26,7 +26,7 @@
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/observability/node_metrics.h"
 #include "dovetail/controllers/observability/pod_metrics.h"
-#include "dovetail/kube/workqueue.h"
+#include "dovetail/kube/singleton.h"
 #include "dovetail/metrics/registry.h"
 
 namespace dovetail::controllers::observability {
@@ -63,9 +63,7 @@ class StateMetricsController final : public Controller {
   metrics::Gauge* nodepool_cost_ = nullptr;
   metrics::Gauge* cluster_cost_ = nullptr;
 
-  absl::Mutex mu_;
-  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<kube::Controller> workers_;
+  kube::Singleton loop_;  // Collect() every period
 };
 
 }  // namespace dovetail::controllers::observability

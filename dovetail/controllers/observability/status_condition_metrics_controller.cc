@@ -12,8 +12,6 @@ namespace {
 
 namespace core = apis::core;
 
-constexpr char kConditionKey[] = "status_condition";
-
 // The object labels upstream adds (v1.NodeClassLabelKey of the AWS provider's EC2NodeClass,
 // then v1.NodePoolLabelKey, then v1.NodeInitializedLabelKey for Nodes), and their Prometheus
 // names.
@@ -371,7 +369,11 @@ StatusConditionMetricsController::StatusConditionMetricsController(
     const Dependencies& deps, StatusConditionMetricsOptions options)
     : deps_(deps),
       options_(std::move(options)),
-      node_pools_(deps.client, kube::resources::kNodePools, {}, options_.informer_options) {
+      node_pools_(deps.client, kube::resources::kNodePools, {}, options_.informer_options),
+      loop_(kube::WorkQueueOptions{}.WithMetrics(Name(), deps_.metrics), options_.period, [this] {
+        Collect();
+        return absl::OkStatus();
+      }) {
   if (deps_.metrics == nullptr) return;
   metrics_ = std::make_unique<StatusConditionMetrics>(*deps_.metrics);
   deps_.informers.node_claims().AddHandler({
@@ -439,32 +441,11 @@ void StatusConditionMetricsController::Start() {
     absl::MutexLock lock(&observe_mu_);
     started_ = true;
   }
-  absl::MutexLock lock(&mu_);
-  if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>(
-      kube::WorkQueueOptions{}.WithMetrics(Name(), deps_.metrics));
-  queue_->Add(kConditionKey);
-  workers_ = std::make_unique<kube::Controller>(
-      *queue_,
-      [this](const std::string&) -> absl::StatusOr<kube::ReconcileResult> {
-        Collect();
-        return kube::ReconcileResult{.requeue_after = options_.period};
-      },
-      1);
-  workers_->Start();
+  loop_.Start();
 }
 
 void StatusConditionMetricsController::Stop() {
-  std::unique_ptr<kube::WorkQueue> queue;
-  std::unique_ptr<kube::Controller> workers;
-  {
-    absl::MutexLock lock(&mu_);
-    queue = std::move(queue_);
-    workers = std::move(workers_);
-  }
-  if (workers != nullptr) workers->Stop();
-  workers.reset();
-  queue.reset();
+  loop_.Stop();
   if (metrics_ == nullptr) return;
   absl::MutexLock lock(&observe_mu_);
   started_ = false;

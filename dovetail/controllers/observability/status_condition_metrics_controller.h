@@ -61,7 +61,7 @@
 #include "dovetail/controllers/controller.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/kube/objects.h"
-#include "dovetail/kube/workqueue.h"
+#include "dovetail/kube/singleton.h"
 #include "dovetail/metrics/registry.h"
 
 namespace dovetail::controllers::observability {
@@ -174,9 +174,7 @@ class StatusConditionMetricsController final : public Controller {
   absl::Mutex observe_mu_;
   bool started_ ABSL_GUARDED_BY(observe_mu_) = false;
 
-  absl::Mutex mu_;
-  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<kube::Controller> workers_;
+  kube::Singleton loop_;  // Collect() every period
 };
 
 }  // namespace dovetail::controllers::observability

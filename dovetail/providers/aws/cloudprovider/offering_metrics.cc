@@ -13,12 +13,6 @@
 
 namespace dovetail::providers::aws {
 
-namespace {
-
-constexpr char kOfferingMetricsKey[] = "offerings";
-
-}  // namespace
-
 OfferingGauges RegisterOfferingGauges(metrics::Registry& registry) {
   const std::vector<std::string> labels = {"instance_type", "capacity_type", "zone"};
   return {
@@ -63,7 +57,19 @@ absl::Status CollectOfferingMetrics(::dovetail::cloudprovider::CloudProvider& cl
 
 OfferingMetricsController::OfferingMetricsController(const controllers::Dependencies& deps,
                                                      Options options)
-    : deps_(deps), options_(options), gauges_(RegisterOfferingGauges(*deps.metrics)) {}
+    : deps_(deps),
+      options_(options),
+      gauges_(RegisterOfferingGauges(*deps.metrics)),
+      // A failed pass (a node class not ready yet, an API error) is retried with the queue's
+      // backoff, as upstream's controller returns its error.
+      loop_(kube::WorkQueueOptions{}.WithMetrics(Name(), deps_.metrics), options_.period, [this] {
+        absl::Status status = Collect();
+        if (!status.ok()) {
+          log::Error("cloudprovider.metrics", "collecting the offering metrics",
+                     {{"error", status.ToString()}});
+        }
+        return status;
+      }) {}
 
 OfferingMetricsController::~OfferingMetricsController() { Stop(); }
 
@@ -74,39 +80,10 @@ absl::Status OfferingMetricsController::Collect() {
   return CollectOfferingMetrics(deps_.cloud, *list, options_.reserved_capacity, gauges_);
 }
 
-void OfferingMetricsController::Start() {
-  absl::MutexLock lock(&mu_);
-  if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>(
-      kube::WorkQueueOptions{}.WithMetrics(Name(), deps_.metrics));
-  queue_->Add(kOfferingMetricsKey);
-  workers_ = std::make_unique<kube::Controller>(
-      *queue_,
-      [this](const std::string&) -> absl::StatusOr<kube::ReconcileResult> {
-        // A failed pass (a node class not ready yet, an API error) is retried with the queue's
-        // backoff, as upstream's controller returns its error.
-        if (absl::Status s = Collect(); !s.ok()) {
-          log::Error("cloudprovider.metrics", "collecting the offering metrics",
-                     {{"error", s.ToString()}});
-          return s;
-        }
-        return kube::ReconcileResult{.requeue_after = options_.period};
-      },
-      1);
-  workers_->Start();
-}
+void OfferingMetricsController::Start() { loop_.Start(); }
 
 void OfferingMetricsController::Stop() {
-  std::unique_ptr<kube::WorkQueue> queue;
-  std::unique_ptr<kube::Controller> workers;
-  {
-    absl::MutexLock lock(&mu_);
-    queue = std::move(queue_);
-    workers = std::move(workers_);
-  }
-  if (workers != nullptr) workers->Stop();
-  workers.reset();
-  queue.reset();
+  loop_.Stop();
   gauges_.available->Replace({});
   gauges_.price->Replace({});
 }

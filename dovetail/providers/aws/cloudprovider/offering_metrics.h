@@ -25,7 +25,7 @@
 #include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/cloudprovider/cloud_provider.h"
 #include "dovetail/controllers/controller.h"
-#include "dovetail/kube/workqueue.h"
+#include "dovetail/kube/singleton.h"
 #include "dovetail/metrics/registry.h"
 
 namespace dovetail::providers::aws {
@@ -62,9 +62,7 @@ class OfferingMetricsController final : public controllers::Controller {
   const controllers::Dependencies deps_;
   const Options options_;
   const OfferingGauges gauges_;
-  absl::Mutex mu_;
-  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<kube::Controller> workers_;
+  kube::Singleton loop_;  // Collect() every period; a failure retries with backoff
 };
 
 }  // namespace dovetail::providers::aws
