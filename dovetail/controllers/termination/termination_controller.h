@@ -1,7 +1,8 @@
-// TerminationController ("termination"): the karpenter.sh/termination finalizer of NodeClaims and
-// Nodes, as upstream's node termination controller and the finalize step of its NodeClaim
-// lifecycle controller (reference §2.7, §4; reliability anchors §1.7). The lifecycle controller
-// (controllers/nodeclaim) adds the finalizers and leaves deleting NodeClaims to this controller.
+// TerminationController ("node.termination", upstream's name): the karpenter.sh/termination
+// finalizer of NodeClaims and Nodes, as upstream's node termination controller and the finalize
+// step of its NodeClaim lifecycle controller (reference §2.7, §4; reliability anchors §1.7). The
+// lifecycle controller (controllers/nodeclaim) adds the finalizers and leaves deleting NodeClaims
+// to this controller.
 //
 // Keys: "node/<name>" and "nodeclaim/<name>", triggered by the Node, NodeClaim and Pod informers
 // (a pod change on a draining node wakes its node). Each reconcile reads the objects it acts on
@@ -90,7 +91,7 @@ class TerminationController final : public Controller {
   explicit TerminationController(const Dependencies& deps, TerminationOptions options = {});
   ~TerminationController() override;
 
-  std::string_view Name() const override { return "termination"; }
+  std::string_view Name() const override { return "node.termination"; }
   // Enqueues every cached Node and NodeClaim being deleted and starts the workers.
   void Start() override;
   void Stop() override;
