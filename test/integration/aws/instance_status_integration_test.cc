@@ -38,6 +38,7 @@
 #include "dovetail/state/cluster_informers.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "test/integration/aws/no_cloud.h"
 #include "test/integration/kube/test_env.h"
 
 namespace dovetail::providers::aws::interruption {
@@ -49,28 +50,7 @@ using kube::testing::WaitFor;
 constexpr char kHoldFinalizer[] = "dovetail.sh/instance-status-test";
 constexpr char kSecondPageToken[] = "AAEAAWQ2ZWQ5ZTItYjU5Ny00NmE4LWI0MDItMjA5YjJkMTc0ZTg2";
 
-// The controller never calls the cloud provider; Dependencies needs one.
-class NoCloud final : public cloudprovider::CloudProvider {
- public:
-  absl::StatusOr<apis::v1::NodeClaim> Create(const apis::v1::NodeClaim&) override {
-    return absl::UnimplementedError("no cloud");
-  }
-  absl::Status Delete(const apis::v1::NodeClaim&) override {
-    return absl::UnimplementedError("no cloud");
-  }
-  absl::StatusOr<apis::v1::NodeClaim> Get(std::string_view) override {
-    return absl::UnimplementedError("no cloud");
-  }
-  absl::StatusOr<std::vector<apis::v1::NodeClaim>> List() override {
-    return std::vector<apis::v1::NodeClaim>{};
-  }
-  absl::StatusOr<cloudprovider::Catalog> GetInstanceTypes(const apis::v1::NodePool&) override {
-    return absl::UnimplementedError("no cloud");
-  }
-  absl::StatusOr<std::string> IsDrifted(const apis::v1::NodeClaim&) override { return ""; }
-  std::vector<cloudprovider::RepairPolicy> RepairPolicies() const override { return {}; }
-  std::string_view Name() const override { return "none"; }
-};
+using ::dovetail::testing::NoCloud;
 
 void InstallCrds(kube::Client& client) {
   const char* bin = std::getenv("DOVETAIL_K8S_BIN");
