@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "dovetail/common/saturating.h"
 
 namespace dovetail::cost {
 namespace {
@@ -33,10 +34,12 @@ void Add(Totals& t, const MachineCost& m) {
   } else {
     ++t.unpriced_nodes;
   }
-  t.cpu_requested_milli += m.machine.cpu_requested_milli;
-  t.cpu_allocatable_milli += m.machine.cpu_allocatable_milli;
-  t.memory_requested_bytes += m.machine.memory_requested_bytes;
-  t.memory_allocatable_bytes += m.machine.memory_allocatable_bytes;
+  t.cpu_requested_milli = SaturatingAdd(t.cpu_requested_milli, m.machine.cpu_requested_milli);
+  t.cpu_allocatable_milli = SaturatingAdd(t.cpu_allocatable_milli, m.machine.cpu_allocatable_milli);
+  t.memory_requested_bytes =
+      SaturatingAdd(t.memory_requested_bytes, m.machine.memory_requested_bytes);
+  t.memory_allocatable_bytes =
+      SaturatingAdd(t.memory_allocatable_bytes, m.machine.memory_allocatable_bytes);
   t.pods += m.machine.pods;
 }
 

@@ -5,10 +5,12 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "dovetail/apis/core/codec.h"
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/quantity.h"
+#include "dovetail/common/saturating.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/kube/wire.h"
 #include "nlohmann/json.hpp"
@@ -115,9 +117,13 @@ absl::StatusOr<int64_t> QuantityMilli(value v, std::string_view where) {
   json_type type;
   SJ_GET(v.type(), type, where);
   if (type == json_type::number) {
-    double d = 0;
-    SJ_GET(v.get_double(), d, where);
-    return static_cast<int64_t>(d * 1000);
+    // Quantity's UnmarshalJSON reads a JSON number as quantity text ("1.5", "2e9").
+    std::string_view raw = v.raw_json_token();
+    while (!raw.empty() && absl::ascii_isspace(static_cast<unsigned char>(raw.back()))) {
+      raw.remove_suffix(1);
+    }
+    ASSIGN_OR_RETURN(const Quantity q, Quantity::Parse(raw));
+    return q.MilliValue();
   }
   std::string_view text;
   SJ_GET(v.get_string(), text, where);
@@ -142,7 +148,7 @@ void AddTo(std::vector<ResourceAmount>& into, const std::vector<ResourceAmount>&
     if (it == into.end()) {
       into.push_back(a);
     } else {
-      it->milli += a.milli;
+      it->milli = SaturatingAdd(it->milli, a.milli);
     }
   }
 }
@@ -413,7 +419,7 @@ absl::Status DecodePodSpec(value v, const DecodeContext& ctx, PodInfo& out) {
     } else {  // the overhead is added to the limits that are set, as Kubernetes does
       for (ResourceAmount& t : total) {
         for (const ResourceAmount& o : overhead) {
-          if (o.name == t.name) t.milli += o.milli;
+          if (o.name == t.name) t.milli = SaturatingAdd(t.milli, o.milli);
         }
       }
     }

@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "dovetail/apis/core/pod_requests.h"
 #include "dovetail/apis/v1/labels.h"
+#include "dovetail/common/saturating.h"
 #include "dovetail/scheduling/label_selector.h"
 #include "dovetail/scheduling/requirements.h"
 #include "dovetail/scheduling/taints.h"
@@ -46,7 +47,7 @@ constexpr double kPriceEpsilon = 1e-9;
 using ResourceAmounts = std::map<std::string, int64_t, std::less<>>;
 
 void Accumulate(ResourceAmounts& into, const ResourceList& list) {
-  for (const auto& [name, q] : list) into[name] += q.MilliValue();
+  for (const auto& [name, q] : list) into[name] = SaturatingAdd(into[name], q.MilliValue());
 }
 int64_t AmountOf(const ResourceList& list, const std::string& name) {
   auto it = list.find(name);

@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "dovetail/apis/core/pod_requests.h"
 #include "dovetail/apis/v1/labels.h"
+#include "dovetail/common/saturating.h"
 #include "dovetail/scheduling/label_selector.h"
 #include "dovetail/scheduling/taints.h"
 #include "dovetail/solver/lower_bound.h"
@@ -94,7 +95,9 @@ class ResourceIndex {
 
 bool Fits(const Amounts& used, const Amounts& add, const Amounts& cap) {
   for (size_t i = 0; i < add.size(); ++i) {
-    if (used[i] + add[i] > cap[i]) return false;
+    // Amounts are saturated at INT64_MAX but otherwise finite: a saturated request fills a
+    // saturated capacity (cap - used cannot overflow: both are within [0, INT64_MAX]).
+    if (add[i] > cap[i] - used[i]) return false;
   }
   return true;
 }
@@ -105,10 +108,10 @@ bool FitsIn(const Amounts& used, const Amounts& cap) {
   return true;
 }
 void AddTo(Amounts& a, const Amounts& b) {
-  for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
+  for (size_t i = 0; i < a.size(); ++i) a[i] = SaturatingAdd(a[i], b[i]);
 }
 void SubFloor(Amounts& a, const Amounts& b) {
-  for (size_t i = 0; i < a.size(); ++i) a[i] = std::max<int64_t>(0, a[i] - b[i]);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::max<int64_t>(0, SaturatingSub(a[i], b[i]));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2005,7 +2008,7 @@ absl::Status SolverImpl::TryNewClaim(int vi, int pi) {
     });
     for (size_t r = 0; r < max.size(); ++r) {
       if ((*pool.remaining)[r] != std::numeric_limits<int64_t>::max()) {
-        (*pool.remaining)[r] -= max[r];
+        (*pool.remaining)[r] = SaturatingSub((*pool.remaining)[r], max[r]);
       }
     }
   }

@@ -169,6 +169,41 @@ TEST_F(SolverTest, FillsExistingNodesBeforeLaunching) {
   EXPECT_EQ(plan.node_claims[0].pods.size(), 1u);
 }
 
+// Quantities beyond int64 milli-units (a 10Pi request, a Node reporting 1e30 bytes) saturate: the
+// huge pod fits no instance type and is unschedulable with a reason, the rest of the batch plans
+// as if it were not there, and the saturated sums on the huge node never wrap around.
+TEST_F(SolverTest, HugeRequestsAreUnschedulableWithoutFailingTheBatch) {
+  in_.pools.push_back(Pool("default", SmallCatalog()));
+  AddPods(2, "1", "10Pi");
+  AddPods(1, "1e30", "1Gi");
+  AddPods(3, "1", "1Gi");
+  Plan plan = MustSolve();
+  ASSERT_EQ(plan.unschedulable.size(), 3u);
+  for (const auto& u : plan.unschedulable) {
+    EXPECT_THAT(u.reason, HasSubstr("nodepool \"default\"")) << u.reason;
+  }
+  size_t placed = 0;
+  for (const auto& c : plan.node_claims) placed += c.pods.size();
+  EXPECT_EQ(placed, 3u);
+  ASSERT_TRUE(plan.lower_bound.has_value()) << plan.lower_bound_error;
+  EXPECT_LE(*plan.lower_bound, plan.total_price + 1e-9);
+
+  // A Node whose status reports absurd capacity: saturated amounts are finite (a saturated
+  // request fills a saturated capacity), so the plan places or explains every pod without
+  // overflowing anywhere.
+  ExistingNode n;
+  n.name = "tampered";
+  n.labels = {{"kubernetes.io/arch", "amd64"}, {"topology.kubernetes.io/zone", "zone-a"}};
+  n.allocatable = {{"cpu", Q("1e30")}, {"memory", Q("100Ei")}, {"pods", Q("1e30")}};
+  in_.nodes.push_back(n);
+  Plan with_node = MustSolve();
+  size_t accounted = PodsOnClaims(with_node) + with_node.unschedulable.size();
+  for (const auto& e : with_node.existing) accounted += e.pods.size();
+  EXPECT_EQ(accounted, 6u);
+  ASSERT_EQ(with_node.existing.size(), 1u);
+  EXPECT_GE(with_node.existing[0].pods.size(), 1u);
+}
+
 TEST_F(SolverTest, DoesNotScheduleOnConflictingNodeSelector) {
   in_.pools.push_back(Pool("default", SmallCatalog()));
   AddPods(1, "1", "1Gi", {}, [](Pod& p) {

@@ -1,6 +1,7 @@
 #include "dovetail/state/cluster.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "dovetail/apis/v1/labels.h"
@@ -33,19 +34,22 @@ bool OwnedByDaemonSet(const kube::PodInfo& pod) {
   return false;
 }
 
-void AddAmounts(absl::flat_hash_map<const std::string*, int64_t>& sums,
+void AddAmounts(absl::flat_hash_map<const std::string*, __int128>& sums,
                 const std::vector<kube::ResourceAmount>& amounts, int64_t sign) {
   for (const kube::ResourceAmount& a : amounts) {
     auto it = sums.try_emplace(a.name, 0).first;
-    it->second += sign * a.milli;
+    it->second += static_cast<__int128>(sign) * a.milli;
     if (it->second == 0) sums.erase(it);
   }
 }
 
-ResourceList SumsToList(const absl::flat_hash_map<const std::string*, int64_t>& sums) {
+ResourceList SumsToList(const absl::flat_hash_map<const std::string*, __int128>& sums) {
+  constexpr __int128 kMax = std::numeric_limits<int64_t>::max();
   std::vector<kube::ResourceAmount> amounts;
   amounts.reserve(sums.size());
-  for (const auto& [name, milli] : sums) amounts.push_back({name, milli});
+  for (const auto& [name, milli] : sums) {
+    amounts.push_back({name, static_cast<int64_t>(std::clamp(milli, -kMax, kMax))});
+  }
   return ToResourceList(amounts);
 }
 

@@ -118,8 +118,10 @@ class Cluster {
   struct Binding {
     absl::flat_hash_map<std::string, PodPtr> pods;  // by namespace/name
     // Summed requests in milli-units, by (interned) resource name.
-    absl::flat_hash_map<const std::string*, int64_t> requests;
-    absl::flat_hash_map<const std::string*, int64_t> daemon_set_requests;
+    // Running sums in 128 bits, so that adding and later removing a pod is exact even when
+    // requests are near the int64 limit; read back saturated (SumsToList).
+    absl::flat_hash_map<const std::string*, __int128> requests;
+    absl::flat_hash_map<const std::string*, __int128> daemon_set_requests;
   };
 
   StateNode ToStateNode(const Entry& entry) const;

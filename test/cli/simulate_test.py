@@ -152,6 +152,28 @@ def main():
             ["bad-quantity.yaml", "Pod/", "cpu"])
         bad("malformed.yaml", "apiVersion: v1\nkind: Pod\nmetadata: [unclosed\n", ["malformed.yaml:"])
 
+    # 5. Quantities of any size Kubernetes accepts: a 10Pi pod and a 1e30-CPU pod are
+    #    unschedulable with a reason, every other pod of the examples is still planned.
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "huge.yaml")
+        with open(path, "w") as f:
+            for name, cpu, memory in (("huge-memory", "1", "10Pi"), ("huge-cpu", "1e30", "1Gi")):
+                f.write("---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: default\n"
+                        "spec:\n  containers:\n  - name: c\n    image: x\n    resources:\n"
+                        "      requests: {cpu: \"%s\", memory: \"%s\"}\n" % (name, cpu, memory))
+        r = run(binary, "-f", EXAMPLES, "-f", path, *aws_args, "-o", "json")
+        check("huge quantities: exit code 0", r.returncode == 0, r.stderr[:300])
+        if r.returncode == 0:
+            plan = json.loads(r.stdout)
+            unschedulable = {u["pod"]: u["reason"] for u in plan["unschedulable"]}
+            check("huge quantities: exactly the two huge pods are unschedulable, with reasons",
+                  set(unschedulable) == {"default/huge-memory", "default/huge-cpu"}
+                  and all(unschedulable.values()), unschedulable)
+            placed = sum(len(c["pods"]) for c in plan["nodeClaims"]) + \
+                sum(len(n["pods"]) for n in plan["existingNodes"])
+            check("huge quantities: every other pod is planned", placed == EXPECTED_PODS,
+                  f"{placed} placed")
+
     return summary()
 
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "dovetail/apis/v1/labels.h"
+#include "dovetail/common/saturating.h"
 #include "dovetail/metrics/resources.h"
 
 namespace dovetail::controllers::observability {
@@ -22,7 +23,8 @@ std::vector<std::string> NodeLabelNames(bool with_resource_type) {
 }
 
 void AddAll(Amounts& into, const std::vector<kube::ResourceAmount>& amounts) {
-  for (const kube::ResourceAmount& a : amounts) into[*a.name] += a.milli;
+  for (const kube::ResourceAmount& a : amounts)
+    into[*a.name] = SaturatingAdd(into[*a.name], a.milli);
 }
 
 bool OwnedByDaemonSet(const kube::PodInfo& pod) {
@@ -125,8 +127,12 @@ void NodeMetrics::Collect(const state::Cluster& cluster, absl::Time now) {
     put(daemon_requests, ds_requests);
     put(daemon_limits, ds_limits);
     put(overhead, system);
-    for (const auto& [resource, milli] : alloc) cluster_allocatable[resource] += milli;
-    for (const auto& [resource, milli] : requests) cluster_requested[resource] += milli;
+    for (const auto& [resource, milli] : alloc) {
+      cluster_allocatable[resource] = SaturatingAdd(cluster_allocatable[resource], milli);
+    }
+    for (const auto& [resource, milli] : requests) {
+      cluster_requested[resource] = SaturatingAdd(cluster_requested[resource], milli);
+    }
   }
   std::map<metrics::LabelValues, double> utilization;
   for (const auto& [resource, milli] : cluster_allocatable) {

@@ -21,6 +21,7 @@
 #include "dovetail/apis/v1/nodeclaim.h"
 #include "dovetail/cloudprovider/kwok/kwok_cloud_provider.h"
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
+#include "dovetail/common/quantity.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/provisioning/provisioner.h"
 #include "dovetail/kube/client.h"
@@ -423,6 +424,67 @@ TEST_F(ProvisioningIntegrationTest, IgnoresPodsOutsideItsRulesAndExplainsUnplace
     }
     return false;
   }));
+}
+
+// Kubernetes accepts quantities far beyond 64-bit milli-units (a 10Pi request, a Node whose status
+// reports 1e30 CPUs). They must neither stall the informers (every later object is still seen)
+// nor fail the batch: the huge pod is unschedulable with a reason, the others get NodeClaims.
+TEST_F(ProvisioningIntegrationTest, QuantitiesOfAnySizeNeitherStallTheCacheNorFailTheBatch) {
+  const std::string absurd = UniqueName("prov-it-absurd");
+  extra_nodes_.push_back(absurd);
+  nlohmann::json node = state::testing::NodeJson(absurd, "", "1e30", "1e30");
+  node["status"]["allocatable"]["pods"] = "1e30";
+  // Tainted so that the solver keeps the ordinary pods off it.
+  node["spec"]["taints"] = {{{"key", "example.com/tampered"}, {"effect", "NoSchedule"}}};
+  ASSERT_TRUE(client_->Create(kube::resources::kNodes, "", node.dump()).ok());
+
+  nlohmann::json huge = kube::testing::PodJson(ns_, "huge-memory");
+  huge["spec"]["containers"][0]["resources"]["requests"]["memory"] = "10Pi";
+  auto created = client_->Create(kube::resources::kPods, ns_, huge.dump());
+  ASSERT_TRUE(created.ok()) << created.status();
+  pods_.push_back("huge-memory");
+  // What the API server stores round-trips through Dovetail's quantity.
+  const std::string stored =
+      nlohmann::json::parse(*created)["spec"]["containers"][0]["resources"]["requests"]["memory"];
+  EXPECT_EQ(stored, "10Pi");
+  EXPECT_EQ(Quantity::Parse(stored)->ToString(), stored);
+  const nlohmann::json unschedulable = {{"status",
+                                         {{"conditions",
+                                           {{{"type", "PodScheduled"},
+                                             {"status", "False"},
+                                             {"reason", "Unschedulable"},
+                                             {"message", "0/0 nodes are available"}}}}}}};
+  ASSERT_TRUE(client_
+                  ->Patch(kube::resources::kPods, ns_, "huge-memory", kube::PatchType::kMerge,
+                          unschedulable.dump(), {}, "status")
+                  .ok());
+  CreatePendingPod("p1", "1");
+  CreatePendingPod("p2", "1");
+  ASSERT_TRUE(WaitFor([&] {
+    return informers_->nodes().store().Get(absurd) != nullptr && Unschedulable("huge-memory") &&
+           Unschedulable("p1") && Unschedulable("p2");
+  }));
+  ASSERT_TRUE(provisioner_->StartInformers(absl::Now() + absl::Seconds(30)));
+  ASSERT_TRUE(WaitFor([&] { return provisioner_->node_pools().store().Get(pool_) != nullptr; }));
+  absl::StatusOr<PassResult> pass = provisioner_->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->created.size(), 1u) << Describe();
+  EXPECT_EQ(pass->unschedulable, 1) << Describe();
+  EXPECT_TRUE(WaitFor(
+      [&] { return HasEvent("huge-memory", "FailedScheduling", "Failed to schedule pod, "); }));
+
+  // The caches keep following: a pod created now is seen and provisioned for (it goes to the
+  // launched NodeClaim, which has room).
+  for (const v1::NodeClaim& claim : Claims()) Launch(claim);
+  ASSERT_TRUE(WaitFor([&] { return cluster_.Synced(); }));
+  CreatePendingPod("p3", "1");
+  ASSERT_TRUE(WaitFor([&] { return Unschedulable("p3"); }));
+  pass = provisioner_->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->unschedulable, 1) << Describe();
+  EXPECT_TRUE(WaitFor([&] {
+    return HasEvent("p3", "Nominated", "Pod should schedule on: nodeclaim/");
+  })) << Describe();
 }
 
 TEST_F(ProvisioningIntegrationTest, ProvisionsForThePodsOfANodeMarkedForDeletion) {

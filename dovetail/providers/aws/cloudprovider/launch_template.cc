@@ -39,7 +39,7 @@ std::string TokensName(awsv1::HttpTokens t) {
 int64_t GiB(const Quantity& q) {
   const int64_t bytes = q.Value();
   constexpr int64_t kGiB = int64_t{1} << 30;
-  return (bytes + kGiB - 1) / kGiB;
+  return bytes / kGiB + (bytes % kGiB > 0 ? 1 : 0);
 }
 
 void Put(QueryParams& p, std::string key, std::string value) {
