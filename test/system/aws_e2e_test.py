@@ -16,6 +16,10 @@ is joined as a Node with the instance's providerID and kwok keeps it Ready (afte
      Ready BEFORE the interrupted instance leaves the running state in moto (replace first, then
      drain); the instance is terminated, its NodeClaim and Node are gone, every pod runs on other
      nodes; the message is consumed and a SpotInterrupted event recorded.
+  3b. Twice more, the controller is killed with SIGKILL during an interruption: right after the
+     message was consumed, and after the replacement NodeClaim was created. The restarted
+     controller resumes the command recorded on the NodeClaim: the node is drained before its
+     instance stops, and the NodeClaim and Node are gone, within 120 s of the warning.
   4. Instances in moto without ownership tags (none at all; the cluster tag alone) are never
      touched (still running, never joined).
   5. Deleting the NodePool terminates its instances; SIGTERM stops the controller (exit 0).
@@ -310,6 +314,14 @@ def run(aws: Aws, s, foreign: dict[str, str], process: ControllerProcess, joiner
         return any(e.get("reason") == "SpotInterrupted" for e in get("events.events.k8s.io", "-A")["items"])
     check("a SpotInterrupted event is recorded", wait_for("the SpotInterrupted event", spot_event, controller, 20))
 
+    # 3b. The interruption survives kill -9: the command lives on the NodeClaim, not only in the
+    #     controller's memory. Once right after the message is consumed, once after the
+    #     replacement NodeClaim was created.
+    for when in ("the message is consumed", "the replacement is created"):
+        controller = interrupt_and_kill(aws, s, process, when)
+        if controller is None:
+            return finish()
+
     # 4. Foreign instances.
     for what, iid in foreign.items():
         check(f"the {what} instance {iid} is never touched",
@@ -337,6 +349,75 @@ def run(aws: Aws, s, foreign: dict[str, str], process: ControllerProcess, joiner
     check("SIGTERM stops the controller with exit status 0", rc == 0, str(rc))
     print(f"      total {time.monotonic() - t_start:.0f} s")
     return finish()
+
+
+def interrupt_and_kill(aws: Aws, s, process: ControllerProcess, when: str):
+    """Sends a spot interruption for a node with pods, kill -9s the controller once `when`
+    happened and restarts it; the restarted controller must drain the node (no app pod left on
+    it) before its instance leaves running, and remove the NodeClaim and Node, within the notice.
+    Returns the new controller process, or None when the test cannot go on."""
+    cs = [c for c in claims() if not c["metadata"].get("deletionTimestamp") and
+          c.get("status", {}).get("nodeName")]
+    pods_by_node: dict[str, int] = {}
+    for p in app_pods():
+        pods_by_node[p["spec"].get("nodeName", "")] = pods_by_node.get(p["spec"].get("nodeName", ""), 0) + 1
+    with_pods = [c for c in cs if pods_by_node.get(c["status"]["nodeName"], 0) > 0]
+    if not check(f"kill -9 after {when}: a NodeClaim with pods to interrupt", bool(with_pods)):
+        return None
+    victim = sorted(with_pods, key=lambda c: (c["metadata"]["labels"].get("karpenter.sh/capacity-type") != "spot",
+                                              c["metadata"]["name"]))[0]
+    name, iid, node = victim["metadata"]["name"], instance_id(victim), victim["status"]["nodeName"]
+    before = {c["metadata"]["name"] for c in claims()}
+    print(f"      interrupting {iid} (NodeClaim {name}, {pods_by_node[node]} pods); kill -9 after {when}")
+    t0 = time.monotonic()
+    send_spot_interruption(aws, s.queue_url, iid)
+
+    def recorded() -> bool:
+        c = next((c for c in claims() if c["metadata"]["name"] == name), None)
+        return c is not None and "dovetail.sh/involuntary-disruption" in (c["metadata"].get("annotations") or {})
+
+    def consumed() -> bool:
+        attrs = aws.sqs.get_queue_attributes(QueueUrl=s.queue_url, AttributeNames=[
+            "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
+        return attrs["ApproximateNumberOfMessages"] == "0" and attrs["ApproximateNumberOfMessagesNotVisible"] == "0"
+
+    def replacement_created() -> bool:
+        return any(c["metadata"]["name"] not in before for c in claims())
+
+    ready = (lambda: consumed() and recorded()) if when.startswith("the message") else replacement_created
+    if not check(f"{when} (and the command is recorded on the NodeClaim) within 60 s",
+                 wait_for(when, ready, process, 60) and recorded()):
+        return None
+    controller = process.kill9_and_restart()
+    print(f"      killed with SIGKILL {time.monotonic() - t0:.1f} s after the warning; "
+          f"restarted: pid {controller.pid}")
+    t_drained = t_left = t_gone = None
+    while time.monotonic() - t0 < INTERRUPTION_DEADLINE:
+        if controller.poll() is not None:
+            print(f"controller exited with {controller.returncode}")
+            break
+        now = time.monotonic() - t0
+        if t_left is None and aws.instance_state(iid) != "running":
+            t_left = now
+        if t_drained is None and not any(p["spec"].get("nodeName") == node
+                                         for p in get("pods", "-n", NS)["items"]):
+            t_drained = now
+        if t_gone is None and name not in {c["metadata"]["name"] for c in claims()} and node not in nodes():
+            t_gone = now
+        if None not in (t_drained, t_left, t_gone):
+            break
+        time.sleep(0.25)
+    fmt = lambda t: "never" if t is None else f"{t:.1f} s"  # noqa: E731
+    print(f"      after the warning: drained {fmt(t_drained)}, instance left running {fmt(t_left)}, "
+          f"NodeClaim and Node gone {fmt(t_gone)}")
+    check(f"kill -9 after {when}: the restarted controller drains the node before its instance "
+          f"stops, within {INTERRUPTION_DEADLINE:.0f} s of the warning",
+          t_drained is not None and t_left is not None and t_drained <= t_left,
+          f"drained {fmt(t_drained)}, instance left running {fmt(t_left)}")
+    check(f"kill -9 after {when}: the NodeClaim and its Node are gone within the notice", t_gone is not None)
+    check(f"kill -9 after {when}: every pod runs again",
+          wait_for("all pods Running", lambda: all_running(avoid=node), controller, 60))
+    return controller
 
 
 def finish() -> int:

@@ -6,8 +6,9 @@
 //   - waits for the cluster state (deps.cluster.Synced()) and its own informers (NodePools,
 //     policy/v1 PodDisruptionBudgets, DaemonSets, Namespaces);
 //   - crash recovery (RemoveStaleMarks): every karpenter.sh/disrupted taint and DisruptionReason
-//     condition on nodes and NodeClaims that the queue does not hold and that are neither being
-//     deleted nor marked for deletion is removed (a kill -9 between tainting and deleting leaves
+//     condition on nodes and NodeClaims that the queue does not hold, that are neither being
+//     deleted nor marked for deletion and that record no involuntary command
+//     (involuntary_record.h) is removed (a kill -9 between tainting and deleting leaves
 //     them behind); retried every poll_interval until it succeeds;
 //   - then passes (RunOnce) back to back while they start commands, else every poll_interval,
 //     or sooner (but not within min_pass_interval of the previous pass) when a NodeClaim is

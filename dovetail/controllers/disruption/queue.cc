@@ -16,6 +16,7 @@
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/log.h"
 #include "dovetail/common/status_macros.h"
+#include "dovetail/controllers/disruption/involuntary_record.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
 #include "dovetail/controllers/provisioning/decision_id.h"
 #include "dovetail/controllers/provisioning/node_claim_builder.h"
@@ -93,6 +94,12 @@ absl::StatusOr<int> RemoveStaleDisruptionMarks(const state::Cluster& cluster,
   absl::Status first_error;
   for (const state::StateNode& node : cluster.Nodes()) {
     if (held.contains(node.Key()) || node.marked_for_deletion || node.Deleting()) continue;
+    // An involuntary command recorded on the NodeClaim is resumed by its controller
+    // (involuntary_record.h): its marks are not stale.
+    if (node.node_claim != nullptr &&
+        node.node_claim->metadata.annotations.contains(kInvoluntaryDisruptionAnnotation)) {
+      continue;
+    }
     if (node.node != nullptr && HasDisruptedTaint(*node.node)) {
       const absl::Status s = writer.Untaint(node.node->meta.name);
       if (s.ok()) {

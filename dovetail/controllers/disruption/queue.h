@@ -202,10 +202,11 @@ kube::ObjectReference NodeRef(const state::StateNode& node);
 kube::ObjectReference NodeClaimRef(const state::StateNode& node);
 
 // Crash recovery (reference §2.8.1): removes every karpenter.sh/disrupted taint and
-// DisruptionReason condition from the StateNodes whose key is not in `held` and that are neither
-// being deleted nor marked for deletion (a process killed between tainting and deleting leaves
-// them behind). Returns how many taints and conditions were removed; errors: the first write that
-// failed (the others are still tried).
+// DisruptionReason condition from the StateNodes whose key is not in `held`, that are neither
+// being deleted nor marked for deletion and whose NodeClaim records no involuntary command
+// (involuntary_record.h: its controller resumes it) (a process killed between tainting and
+// deleting leaves them behind). Returns how many taints and conditions were removed; errors: the
+// first write that failed (the others are still tried).
 absl::StatusOr<int> RemoveStaleDisruptionMarks(const state::Cluster& cluster,
                                                const absl::flat_hash_set<std::string>& held,
                                                QueueWriter& writer);

@@ -19,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "dovetail/controllers/controller.h"
+#include "dovetail/controllers/disruption/involuntary_record.h"
 #include "dovetail/controllers/disruption/replacer.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/errors.h"
@@ -471,6 +472,75 @@ TEST_F(InterruptionReplaceIntegrationTest, SpotInterruptionReplacesFirstAndDoesN
   EXPECT_EQ(requests[1].cordon, requests[0].cordon);
   EXPECT_FALSE(ClaimGone(claim));
   EXPECT_TRUE(WaitFor([&] { return QueueEmpty(); }, absl::Seconds(30)));
+}
+
+// The request is on the NodeClaim before the message is gone; a controller started afresh (a
+// crash, a new leader: an empty queue, a new Replacer) resumes it without any message: replace
+// first while the deadline is ahead, delete at once once it has passed.
+TEST_F(InterruptionReplaceIntegrationTest, RecordedCommandsSurviveARestart) {
+  const std::string ahead = CreateLaunched("i-0b1b2c3d4e5f60011");
+  const std::string passed = CreateLaunched("i-0b1b2c3d4e5f60012");
+  const absl::Time event = NowSeconds();
+  ASSERT_TRUE(sqs_->SendMessage(queue_url_, SpotEvent("i-0b1b2c3d4e5f60011", Rfc3339(event))).ok());
+  EXPECT_TRUE(WaitFor([&] { return Deleted() == 1; }, absl::Seconds(30)));
+  auto record = [&](const std::string& claim) -> std::string {
+    auto got = client_->Get(kube::resources::kNodeClaims, "", claim);
+    if (!got.ok()) return "";
+    const nlohmann::json meta = nlohmann::json::parse(*got)["metadata"];
+    return meta.value("annotations", nlohmann::json::object())
+        .value("dovetail.sh/involuntary-disruption", "");
+  };
+  const std::string recorded = record(ahead);
+  ASSERT_FALSE(recorded.empty()) << "no record on the NodeClaim after the message was deleted";
+  absl::StatusOr<ReplaceRequest> decoded =
+      controllers::disruption::DecodeInvoluntaryRecord(ahead, recorded);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->deadline, event + absl::Seconds(75));
+  EXPECT_EQ(decoded->reason, "SpotInterrupted");
+
+  // The other NodeClaim's command was recorded by an earlier leader and its deadline has passed.
+  ReplaceRequest old;
+  old.node_claim = passed;
+  old.reason = "SpotInterrupted";
+  old.metric_reason = "spot_interrupted";
+  old.deadline = event - absl::Minutes(1);
+  const nlohmann::json patch = {{"metadata",
+                                 {{"annotations",
+                                   {{"dovetail.sh/involuntary-disruption",
+                                     controllers::disruption::EncodeInvoluntaryRecord(old)}}}}}};
+  ASSERT_TRUE(
+      client_
+          ->Patch(kube::resources::kNodeClaims, "", passed, kube::PatchType::kMerge, patch.dump())
+          .ok());
+  ASSERT_TRUE(WaitFor([&] {
+    auto n = cluster_.GetByNodeClaimName(passed);
+    return n.has_value() &&
+           n->node_claim->metadata.annotations.contains("dovetail.sh/involuntary-disruption");
+  }));
+
+  // Restart: a new controller with a new (empty) Replacer and no message in the queue.
+  controller_->Stop();
+  FakeReplacer fresh{unavailable_};
+  ControllerOptions options;
+  options.queue_name = queue_name_;
+  options.receive.wait_time = absl::Seconds(1);
+  controller_ =
+      std::make_unique<InterruptionController>(*deps_, *sqs_, &unavailable_, &fresh, options);
+  controller_->Start();
+  EXPECT_TRUE(WaitFor([&] { return fresh.RequestsFor(ahead).size() == 1; }, absl::Seconds(30)))
+      << "the recorded command was not resumed";
+  EXPECT_TRUE(WaitFor([&] { return ClaimGone(passed); }, absl::Seconds(30)))
+      << "a recorded command past its deadline was not drained at once";
+  const std::vector<ReplaceRequest> resumed = fresh.RequestsFor(ahead);
+  ASSERT_EQ(resumed.size(), 1u);
+  EXPECT_EQ(resumed[0].deadline, event + absl::Seconds(75));
+  EXPECT_TRUE(resumed[0].cordon);
+  EXPECT_TRUE(resumed[0].delete_when_ready);
+  EXPECT_TRUE(fresh.RequestsFor(passed).empty());
+  EXPECT_FALSE(ClaimGone(ahead));
+  EXPECT_EQ(Disrupted("spot_interrupted", "int-it"), 1) << "the drained NodeClaim is counted";
+  controller_->Stop();
+  controller_.reset();
 }
 
 TEST_F(InterruptionReplaceIntegrationTest, ReplacerErrorFallsBackToDeletionUnlessTheClaimIsGone) {

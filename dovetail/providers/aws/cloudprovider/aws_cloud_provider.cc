@@ -721,7 +721,6 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
   }
 
   FleetRequest request;
-  request.client_token = node_claim.metadata.uid;
   request.capacity_type = plan.capacity_type;
   request.tags = tags;
   request.context = nc.spec.context;
@@ -754,6 +753,7 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
     return cp::InsufficientCapacityError(
         Cat("no offering of NodeClaim ", node_claim.metadata.name, " has a subnet"));
   }
+  request.client_token = FleetClientToken(node_claim.metadata.uid, request);
 
   absl::StatusOr<std::unique_ptr<pugi::xml_document>> response =
       ec2_.Query("CreateFleet", CreateFleetParams(request));
@@ -767,6 +767,14 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
     response = ec2_.Query("CreateFleet", CreateFleetParams(request));
   }
   if (!response.ok()) {
+    if (AwsErrorCode(response.status()) == "IdempotentParameterMismatch") {
+      // Transient: the next attempt looks for an instance launched with this token by its tag
+      // (step 2) before it launches anything.
+      return absl::UnavailableError(Cat("CreateFleet for NodeClaim ", node_claim.metadata.name,
+                                        ": IdempotentParameterMismatch: token ",
+                                        request.client_token,
+                                        " was used with other parameters; the launch is retried"));
+    }
     if (absl::IsResourceExhausted(response.status())) {
       return cp::InsufficientCapacityError(AsStd(response.status().message()));
     }

@@ -13,9 +13,12 @@
 //   3. PlanLaunch (fleet.h) over the catalog, the subnets' zones and the ICE cache;
 //   4. one launch template per AMI (the newest listed AMI whose requirements fit the type; status
 //      order among equals), named by its content and created when EC2 does not have it;
-//   5. CreateFleet with ClientToken = NodeClaim UID, overrides type x zone (subnet with the most
-//      free IPs per zone), ownership tags; capacity errors mark the ICE cache; no instance =>
-//      InsufficientCapacity (or CreateError for other errors);
+//   5. CreateFleet with ClientToken = NodeClaim UID + a digest of the request (fleet.h,
+//      FleetClientToken: the same launch replays its token, a changed plan gets a new one),
+//      overrides type x zone (subnet with the most free IPs per zone), ownership tags; capacity
+//      errors mark the ICE cache; no instance => InsufficientCapacity (or CreateError for other
+//      errors); IdempotentParameterMismatch is transient (the retry finds a launched instance by
+//      its tag in step 2);
 //   6. the NodeClaim as launched: providerID aws:///<zone>/<id>, labels (the type's single-valued
 //      requirements, zone, zone-id, capacity type), capacity/allocatable, imageID, annotations
 //      (ec2nodeclass-hash and version copied from the node class, instance-profile-name).

@@ -112,6 +112,11 @@ class FakeEc2Test : public ::testing::Test {
         xml =
             "<Response><Errors><Error><Code>InvalidLaunchTemplateName.NotFoundException</Code>"
             "<Message>no</Message></Error></Errors><RequestID>r</RequestID></Response>";
+      } else if (action == "CreateFleet" && !fleet_error_.empty()) {
+        res.status = 400;
+        xml = "<Response><Errors><Error><Code>" + fleet_error_ +
+              "</Code><Message>Request token was used with other parameters</Message></Error>"
+              "</Errors><RequestID>r</RequestID></Response>";
       } else if (action == "CreateFleet") {
         xml = fleet_response_;
       }
@@ -189,6 +194,7 @@ class FakeEc2Test : public ::testing::Test {
   std::mutex mu_;
   std::vector<std::map<std::string, std::string>> forms_;
   std::string fleet_response_;
+  std::string fleet_error_;  // non-empty: CreateFleet answers 400 with this code
   std::string instances_xml_ = "<R><reservationSet/></R>";
   bool terminate_fails_ = false;
 };
@@ -330,7 +336,9 @@ TEST_F(FakeEc2Test, FleetCapacityErrorsMarkTheCacheAndMeanInsufficientCapacity) 
 
   auto fleet = LastForm("CreateFleet");
   EXPECT_EQ(fleet["Type"], "instant");
-  EXPECT_EQ(fleet["ClientToken"], "0b7f1c52-uid");
+  const std::string first_token = fleet["ClientToken"];
+  EXPECT_TRUE(first_token.starts_with("0b7f1c52-uid-")) << first_token;
+  EXPECT_EQ(first_token.size(), std::string("0b7f1c52-uid-").size() + 16) << first_token;
   EXPECT_EQ(fleet["TargetCapacitySpecification.DefaultTargetCapacityType"], "spot");
   EXPECT_EQ(fleet["SpotOptions.AllocationStrategy"], "price-capacity-optimized");
   EXPECT_EQ(fleet["LaunchTemplateConfigs.1.Overrides.1.InstanceType"], "m5.large");
@@ -354,6 +362,10 @@ TEST_F(FakeEc2Test, FleetCapacityErrorsMarkTheCacheAndMeanInsufficientCapacity) 
   EXPECT_EQ(LastForm("CreateFleet")["TargetCapacitySpecification.DefaultTargetCapacityType"],
             "on-demand");
   EXPECT_EQ(LastForm("CreateFleet")["OnDemandOptions.AllocationStrategy"], "lowest-price");
+  // The plan changed (spot is cached unavailable): a new token, not EC2's
+  // IdempotentParameterMismatch for reusing the first one.
+  EXPECT_NE(LastForm("CreateFleet")["ClientToken"], first_token);
+  EXPECT_TRUE(LastForm("CreateFleet")["ClientToken"].starts_with("0b7f1c52-uid-"));
   EXPECT_EQ(launched->status.provider_id, "aws:///us-east-1b/i-0abc");
   EXPECT_EQ(launched->status.image_id, "ami-1");
   EXPECT_EQ(launched->metadata.labels.at("karpenter.sh/capacity-type"), "on-demand");
@@ -438,6 +450,32 @@ TEST_F(FakeEc2Test, InstanceTypesFollowTheNodeClassKubeletAndBlockDevices) {
   auto again = provider_->GetInstanceTypes(pool);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ((*again)[0]->capacity(), base.capacity());
+}
+
+// The same launch again replays its token (EC2 then returns the fleet it made); should EC2 still
+// answer IdempotentParameterMismatch, the launch is retried (transient), never a CreateError
+// that would delete the NodeClaim while an instance may exist for it.
+TEST_F(FakeEc2Test, SameLaunchSameTokenAndIdempotentParameterMismatchIsTransient) {
+  fleet_response_ = R"(<CreateFleetResponse><fleetId>fleet-2</fleetId><fleetInstanceSet><item>
+<launchTemplateAndOverrides><overrides><instanceType>m5.large</instanceType>
+<availabilityZone>us-east-1b</availabilityZone><subnetId>subnet-b</subnetId></overrides>
+</launchTemplateAndOverrides><lifecycle>spot</lifecycle>
+<instanceIds><item>i-0abc</item></instanceIds><instanceType>m5.large</instanceType>
+</item></fleetInstanceSet></CreateFleetResponse>)";
+  ASSERT_TRUE(provider_->Create(Claim()).ok());
+  const std::string token = LastForm("CreateFleet")["ClientToken"];
+  ASSERT_TRUE(provider_->Create(Claim()).ok());
+  EXPECT_EQ(LastForm("CreateFleet")["ClientToken"], token);
+
+  fleet_error_ = "IdempotentParameterMismatch";
+  auto launched = provider_->Create(Claim());
+  ASSERT_FALSE(launched.ok());
+  EXPECT_FALSE(cp::IsCreateError(launched.status())) << launched.status();
+  EXPECT_FALSE(cp::IsInsufficientCapacity(launched.status())) << launched.status();
+  EXPECT_EQ(launched.status().code(), absl::StatusCode::kUnavailable) << launched.status();
+  EXPECT_NE(launched.status().message().find("IdempotentParameterMismatch"),
+            absl::string_view::npos)
+      << launched.status();
 }
 
 TEST_F(FakeEc2Test, OtherFleetErrorsAreCreateErrors) {

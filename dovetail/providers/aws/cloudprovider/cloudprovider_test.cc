@@ -472,6 +472,16 @@ TEST(Fleet, OverridesAndRequest) {
   p = CreateFleetParams(request);
   m = std::map<std::string, std::string>(p.begin(), p.end());
   EXPECT_EQ(m["SpotOptions.AllocationStrategy"], "price-capacity-optimized");
+
+  // The token: the UID and a digest of everything else, whatever the old token was.
+  const std::string token = FleetClientToken("uid-1", request);
+  EXPECT_TRUE(token.starts_with("uid-1-")) << token;
+  EXPECT_EQ(token.size(), 6u + 16u);
+  request.client_token = token;
+  EXPECT_EQ(FleetClientToken("uid-1", request), token);
+  request.configs[0].overrides.pop_back();
+  EXPECT_NE(FleetClientToken("uid-1", request), token) << "a changed plan keeps its token";
+  EXPECT_LE(FleetClientToken("0b7f1c52-4f3a-4a8e-9c1d-2f6e8a9b0c1d", request).size(), 64u);
 }
 
 TEST(Fleet, ResponseErrorsMarkTheIceCache) {

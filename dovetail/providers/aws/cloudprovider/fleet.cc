@@ -5,12 +5,14 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/cloudprovider/errors.h"
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/providers/aws/errors.h"
+#include "dovetail/providers/aws/sigv4.h"
 #include "dovetail/scheduling/requirements.h"
 
 namespace dovetail::providers::aws {
@@ -163,6 +165,16 @@ std::vector<FleetOverride> BuildOverrides(
     }
   }
   return out;
+}
+
+std::string FleetClientToken(std::string_view node_claim_uid, const FleetRequest& request) {
+  FleetRequest without_token = request;
+  without_token.client_token.clear();
+  std::string canonical;
+  for (const auto& [key, value] : CreateFleetParams(without_token)) {
+    absl::StrAppend(&canonical, key, "=", value, "\n");
+  }
+  return Cat(node_claim_uid, "-", Sha256Hex(canonical).substr(0, 16));
 }
 
 QueryParams CreateFleetParams(const FleetRequest& r) {

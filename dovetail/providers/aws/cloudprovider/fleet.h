@@ -78,7 +78,7 @@ struct FleetLaunchTemplateConfig {
 };
 
 struct FleetRequest {
-  std::string client_token;   // the NodeClaim UID
+  std::string client_token;   // FleetClientToken(NodeClaim UID, the rest of this request)
   std::string capacity_type;  // spot | on-demand
   std::vector<FleetLaunchTemplateConfig> configs;
   std::map<std::string, std::string> tags;  // instance, volume, fleet
@@ -89,6 +89,15 @@ struct FleetRequest {
 // price-capacity-optimized or on-demand lowest-price, the launch template configs with overrides
 // ($Latest), ClientToken, TagSpecification for instance, volume and fleet.
 QueryParams CreateFleetParams(const FleetRequest& request);
+
+// CreateFleet's idempotency token for a launch of the NodeClaim `node_claim_uid` with `request`
+// (its client_token ignored): the UID, "-", then 16 hex digits of the SHA-256 of the request's
+// parameters (53 characters; EC2 allows 64). A retry of the same launch replays the same token,
+// so EC2 returns the fleet it already made instead of launching again; a launch whose plan
+// changed (the ICE cache, prices or subnets moved on) gets a new token instead of EC2's
+// IdempotentParameterMismatch. A launch the changed plan would duplicate is found first by its
+// instance's karpenter.sh/nodeclaim tag (aws_cloud_provider.h, Create step 2).
+std::string FleetClientToken(std::string_view node_claim_uid, const FleetRequest& request);
 
 struct FleetInstance {
   std::string instance_id;

@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dovetail/common/log.h"
+#include "dovetail/controllers/disruption/involuntary_record.h"
+#include "dovetail/kube/controller_util.h"
 #include "dovetail/kube/errors.h"
 #include "dovetail/kube/event_recorder.h"
 #include "dovetail/kube/resource.h"
@@ -100,7 +102,11 @@ void InterruptionController::Loop() {
     return go_on;
   };
   log::Info(kLogger, "starting", {{"queue", options_.queue_name}});
+  bool resumed = false;
   while (Wait(absl::ZeroDuration())) {
+    // Commands recorded before a crash or a leader change; retried each round until all are
+    // handled (each round is at most one long poll).
+    if (!resumed) resumed = ResumeRecordedCommands();
     if (queue_url_.empty()) {
       absl::StatusOr<std::string> url = sqs_.GetQueueUrl(options_.queue_name);
       if (!url.ok()) {
@@ -240,6 +246,16 @@ absl::Status InterruptionController::ActOn(const InterruptionMessage& message, a
     request.deadline = action.replace_deadline;
     request.delete_when_ready = action.replace_delete_when_ready;
     request.cordon = action.replace_cordon;
+    // Durable first: the message is deleted once this returns OK, and the queue holds commands in
+    // memory only (involuntary_record.h).
+    if (absl::Status s = RecordCommand(request); !s.ok()) {
+      if (kube::IsNotFound(s)) {
+        log::Info(kLogger, "the interrupted NodeClaim is gone",
+                  {{"nodeClaim", claim.metadata.name}});
+        return absl::OkStatus();
+      }
+      return s;
+    }
     absl::StatusOr<controllers::disruption::ReplaceResult> result = replacer_->Replace(request);
     if (result.ok()) {
       log::Info(
@@ -278,6 +294,89 @@ absl::Status InterruptionController::ActOn(const InterruptionMessage& message, a
 absl::Status InterruptionController::DeleteNodeClaim(const InterruptionMessage& message,
                                                      const state::StateNode& node) {
   return DeleteInterruptedNodeClaim(deps_, node, InterruptionKindName(message.kind), kLogger);
+}
+
+absl::Status InterruptionController::RecordCommand(
+    const controllers::disruption::ReplaceRequest& request) {
+  namespace disruption = controllers::disruption;
+  return kube::RetryOnConflict([&]() -> absl::Status {
+    absl::StatusOr<std::string> body =
+        deps_.client.Get(kube::resources::kNodeClaims, "", request.node_claim);
+    if (!body.ok()) return body.status();
+    absl::StatusOr<nlohmann::json> claim = kube::ParseJsonBody(*body);
+    if (!claim.ok()) return claim.status();
+    const nlohmann::json& meta = (*claim)["metadata"];
+    if (!meta.is_object()) return absl::InternalError("NodeClaim without metadata");
+    disruption::ReplaceRequest record = request;
+    if (auto a = meta.find("annotations"); a != meta.end() && a->is_object()) {
+      if (auto v = a->find(disruption::kInvoluntaryDisruptionAnnotation);
+          v != a->end() && v->is_string()) {
+        absl::StatusOr<disruption::ReplaceRequest> recorded =
+            disruption::DecodeInvoluntaryRecord(request.node_claim, v->get<std::string>());
+        if (recorded.ok()) record = disruption::MergeInvoluntary(*recorded, request);
+      }
+    }
+    const nlohmann::json patch = {{"metadata",
+                                   {{"resourceVersion", meta.value("resourceVersion", "")},
+                                    {"annotations",
+                                     {{std::string(disruption::kInvoluntaryDisruptionAnnotation),
+                                       disruption::EncodeInvoluntaryRecord(record)}}}}}};
+    return deps_.client
+        .Patch(kube::resources::kNodeClaims, "", request.node_claim, kube::PatchType::kMerge,
+               patch.dump())
+        .status();
+  });
+}
+
+bool InterruptionController::ResumeRecordedCommands() {
+  namespace disruption = controllers::disruption;
+  bool all_done = true;
+  for (const state::StateNode& node : deps_.cluster.Nodes()) {
+    if (node.node_claim == nullptr || node.Deleting()) continue;
+    const auto& annotations = node.node_claim->metadata.annotations;
+    auto it = annotations.find(disruption::kInvoluntaryDisruptionAnnotation);
+    if (it == annotations.end()) continue;
+    const std::string& name = node.node_claim->metadata.name;
+    absl::StatusOr<disruption::ReplaceRequest> recorded =
+        disruption::DecodeInvoluntaryRecord(name, it->second);
+    std::string kind = "involuntary";
+    absl::Status status;
+    if (!recorded.ok()) {
+      // Someone edited our record; what it held was an interruption: drain now.
+      log::Error(kLogger, "unreadable involuntary command record; deleting the NodeClaim",
+                 {{"nodeClaim", name}, {"error", recorded.status().ToString()}});
+      status = DeleteInterruptedNodeClaim(deps_, node, kind, kLogger);
+    } else {
+      if (!recorded->metric_reason.empty()) kind = recorded->metric_reason;
+      const disruption::ResumeAction action =
+          disruption::DecideResume(*recorded, deps_.clock.Now());
+      log::Info(kLogger, "resuming a recorded involuntary command",
+                {{"nodeClaim", name},
+                 {"reason", recorded->reason},
+                 {"deadline",
+                  absl::FormatTime(absl::RFC3339_sec, recorded->deadline, absl::UTCTimeZone())},
+                 {"action", action == disruption::ResumeAction::kReplace && replacer_ != nullptr
+                                ? "replace"
+                                : "delete"}});
+      bool replaced = false;
+      if (action == disruption::ResumeAction::kReplace && replacer_ != nullptr &&
+          node.node != nullptr) {
+        absl::StatusOr<disruption::ReplaceResult> result = replacer_->Replace(*recorded);
+        replaced = result.ok() || absl::IsNotFound(result.status());
+        if (!replaced) {
+          log::Error(kLogger, "cannot resume the replacement; deleting the NodeClaim at once",
+                     {{"nodeClaim", name}, {"error", result.status().ToString()}});
+        }
+      }
+      if (!replaced) status = DeleteInterruptedNodeClaim(deps_, node, kind, kLogger);
+    }
+    if (!status.ok()) {
+      log::Error(kLogger, "cannot resume a recorded involuntary command",
+                 {{"nodeClaim", name}, {"error", status.ToString()}});
+      all_done = false;
+    }
+  }
+  return all_done;
 }
 
 RebalanceSettings InterruptionController::RebalanceSettingsOf(const std::string& node_pool) {

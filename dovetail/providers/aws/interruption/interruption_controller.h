@@ -13,6 +13,14 @@
 // already stopping or terminating. karpenter_nodeclaims_disrupted_total{reason=<message kind>}
 // counts the NodeClaims deleted here; those the Replacer deletes are counted by its queue.
 //
+// Durability: before it asks the Replacer (and so before the message is deleted) the controller
+// records the request on the NodeClaim (involuntary_record.h: the annotation
+// dovetail.sh/involuntary-disruption, merged with an earlier record); a record that cannot be
+// written leaves the message in the queue. When the loop starts (this process became the leader,
+// or restarted after a crash), every recorded command of a NodeClaim not being deleted is resumed
+// before the first receive: replace first while its deadline is ahead, otherwise (or when that
+// fails) delete the NodeClaim, which drains it; failed deletions are retried every round.
+//
 // Malformed and foreign messages are logged and deleted; messages for instances Dovetail does not
 // manage are deleted without action. Handling is idempotent: SQS delivers at least once; a
 // NodeClaim already deleting or gone is fine, and the Replacer updates the command it already
@@ -98,6 +106,13 @@ class InterruptionController final : public controllers::Controller {
   absl::Status ActOn(const InterruptionMessage& message, absl::Time received,
                      const std::string& instance_id, const state::StateNode& node);
   absl::Status DeleteNodeClaim(const InterruptionMessage& message, const state::StateNode& node);
+  // Writes (merging with what is there) the involuntary command record on the NodeClaim
+  // (involuntary_record.h). Errors: NotFound (the NodeClaim is gone), API errors.
+  absl::Status RecordCommand(const controllers::disruption::ReplaceRequest& request);
+  // Resumes every command recorded on a NodeClaim that is not being deleted: replace first while
+  // its deadline is ahead (with a Replacer and a Node), else, or when that fails, delete the
+  // NodeClaim. Returns false when a deletion failed (the caller tries again).
+  bool ResumeRecordedCommands();
   RebalanceSettings RebalanceSettingsOf(const std::string& node_pool);
   absl::Status TaintNode(const std::string& node_name);
 
