@@ -85,12 +85,15 @@ absl::Status Client::CheckGate() const {
 
 absl::StatusOr<std::string> Client::Send(std::string method, std::string path, std::string body,
                                          std::string content_type, bool retry) {
-  if (method != "GET") RETURN_IF_ERROR(CheckGate());
+  const bool write = method != "GET";
+  if (write) RETURN_IF_ERROR(CheckGate());
   HttpRequest request{.method = std::move(method),
                       .path = std::move(path),
                       .body = std::move(body),
                       .content_type = std::move(content_type),
                       .retry = retry};
+  // Every retry of a write passes the gate again: none goes out once leadership is lost.
+  if (write && gate_ != nullptr) request.precondition = [this] { return CheckGate(); };
   ASSIGN_OR_RETURN(HttpResponse response, rest_.Do(request));
   return std::move(response.body);
 }

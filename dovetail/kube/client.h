@@ -5,8 +5,9 @@
 // JSON patch (RFC 6902, including `test` operations), server-side apply, and the Eviction API.
 // Typed wrappers over the dovetail/apis structs are in typed_client.h.
 //
-// Writes pass a WriteGate first: once the gate is closed (the leader lost its lease), every
-// write fails with FailedPrecondition without reaching the API server.
+// Writes pass a WriteGate before every attempt (the first and each retry RestClient makes): once
+// the gate is closed (the leader lost its lease), a write fails with FailedPrecondition and
+// nothing more of it reaches the API server.
 //
 // Errors are those of RestClient/StatusFromHttp; use the predicates of errors.h (IsNotFound,
 // IsConflict, IsTooManyRequests for an eviction blocked by a PodDisruptionBudget, ...).

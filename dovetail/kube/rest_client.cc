@@ -357,6 +357,7 @@ absl::StatusOr<HttpResponse> RestClient::DoWithRetries(const HttpRequest& reques
       throttled_.fetch_add(1);
       absl::SleepFor(wait);
     }
+    if (request.precondition != nullptr) RETURN_IF_ERROR(request.precondition());
     ASSIGN_OR_RETURN(const Credentials creds, credentials_.Get());
     std::unique_ptr<Handle> handle = Acquire();
     bool connect_failed = false;
@@ -396,6 +397,7 @@ absl::Status RestClient::Stream(const HttpRequest& request,
     throttled_.fetch_add(1);
     absl::SleepFor(wait);
   }
+  if (request.precondition != nullptr) RETURN_IF_ERROR(request.precondition());
   ASSIGN_OR_RETURN(const Credentials creds, credentials_.Get());
   std::unique_ptr<Handle> handle = Acquire();
   bool connect_failed = false;

@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,10 @@ struct HttpRequest {
   // Zero: the config's timeout. Streams: the whole stream's lifetime (zero: unlimited).
   absl::Duration timeout = absl::ZeroDuration();
   bool retry = true;  // false: one attempt (the caller owns retrying)
+  // Checked before every attempt, after any throttling, backoff or Retry-After wait: a non-OK
+  // status ends the request with it and nothing more is sent. kube::Client fences writes with
+  // its WriteGate here, so that no retry goes out once leadership is lost. Null: none.
+  std::function<absl::Status()> precondition;
 };
 
 struct HttpResponse {

@@ -46,6 +46,16 @@ class RestClientTest : public ::testing::Test {
                    res.status = 201;
                    res.set_content(R"({"kind":"NodeClaim"})", "application/json");
                  });
+    // A write answered 429 with Retry-After; the first answer also closes `storm_gate_` (the
+    // leader loses its lease while its write waits to be retried).
+    server_.Post("/api/v1/namespaces/storm/configmaps", [this](const httplib::Request&,
+                                                               httplib::Response& res) {
+      ++count_;
+      if (WriteGate* gate = storm_gate_.load(); gate != nullptr) gate->Close();
+      res.status = 429;
+      res.set_header("Retry-After", "0");
+      res.set_content(R"({"kind":"Status","reason":"TooManyRequests"})", "application/json");
+    });
     server_.Get("/conflict", [](const httplib::Request&, httplib::Response& res) {
       res.status = 409;
       res.set_content(R"({"kind":"Status","reason":"Conflict","message":"modified"})",
@@ -76,6 +86,7 @@ class RestClientTest : public ::testing::Test {
   }
 
   httplib::Server server_;
+  std::atomic<WriteGate*> storm_gate_{nullptr};
   int port_ = 0;
   std::thread thread_;
   std::atomic<int> count_{0};
@@ -140,6 +151,23 @@ TEST_F(RestClientTest, ClosedWriteGateBlocksWritesButNotReads) {
   EXPECT_TRUE(timed.is_open());
   clock.Advance(absl::Seconds(1));
   EXPECT_FALSE(timed.is_open());
+}
+
+TEST_F(RestClientTest, NoRetryOfAWriteGoesOutOnceTheGateCloses) {
+  auto rest = MakeClient();
+  WriteGate gate;
+  Client client(*rest, &gate);
+  // Open: the 429 is retried until max_retries.
+  EXPECT_EQ(client.Create(resources::kConfigMaps, "storm", "{}").status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(count_.load(), 4);
+  // Closed by the first answer: no retry is sent.
+  count_ = 0;
+  storm_gate_ = &gate;
+  EXPECT_EQ(client.Create(resources::kConfigMaps, "storm", "{}").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(count_.load(), 1);
+  storm_gate_ = nullptr;
 }
 
 TEST_F(RestClientTest, CountsEveryAttemptByCodeMethodAndHost) {

@@ -56,8 +56,8 @@ absl::StatusOr<std::string> KubeDnsIp(kube::Client& client) {
 
 class AwsStackImpl final : public AwsStack {
  public:
-  AwsStackImpl(const Options& options, const Clock& clock)
-      : options_(options), clock_(clock), unavailable_(clock) {}
+  AwsStackImpl(const Options& options, const Clock& clock, const kube::WriteGate* gate)
+      : options_(options), clock_(clock), gate_(gate), unavailable_(clock) {}
 
   absl::Status Init(kube::Client& client, std::string_view kube_ca_pem) {
     const aws::EnvLookup env = aws::ProcessEnv();
@@ -217,14 +217,21 @@ class AwsStackImpl final : public AwsStack {
     o.endpoint = *endpoint;
     if (json) o.parse_error = aws::ParseJsonError;
     return std::make_unique<aws::AwsClient>(
-        aws::AwsClient::Dependencies{.transport = transport_,
-                                     .credentials = signed_client ? credentials_.get() : nullptr,
-                                     .clock = clock_},
+        aws::AwsClient::Dependencies{
+            .transport = transport_,
+            .credentials = signed_client ? credentials_.get() : nullptr,
+            .clock = clock_,
+            .write_fence = gate_ == nullptr ? std::function<absl::Status()>()
+                                            : [gate = gate_]() -> absl::Status {
+              if (gate->is_open()) return absl::OkStatus();
+              return absl::FailedPreconditionError("cloud writes are disabled: not the leader");
+            }},
         std::move(o));
   }
 
   const Options options_;
   const Clock& clock_;
+  const kube::WriteGate* const gate_;  // fences AWS writes; may be null
   aws::HttpTransport transport_;
   std::string region_;
   std::unique_ptr<aws::AwsClient> sts_;
@@ -247,8 +254,9 @@ class AwsStackImpl final : public AwsStack {
 absl::StatusOr<std::unique_ptr<AwsStack>> BuildAwsStack(const Options& options,
                                                         kube::Client& client,
                                                         std::string_view kube_ca_pem,
-                                                        const Clock& clock) {
-  auto stack = std::make_unique<AwsStackImpl>(options, clock);
+                                                        const Clock& clock,
+                                                        const kube::WriteGate* gate) {
+  auto stack = std::make_unique<AwsStackImpl>(options, clock, gate);
   if (absl::Status s = stack->Init(client, kube_ca_pem); !s.ok()) return s;
   return stack;
 }

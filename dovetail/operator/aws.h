@@ -34,9 +34,13 @@ class AwsStack {
 // CLUSTER_CA_BUNDLE is not set; empty when none). Errors: NotFound when no region is found;
 // InvalidArgument for a bad endpoint override or unreadable static catalog files;
 // FailedPrecondition when the cluster endpoint or CA cannot be found (bootstrap.h).
+// `gate` (may be null) fences every AWS write (aws_client.h): while it is closed (this process
+// is not the leader) no CreateFleet, TerminateInstances, launch template, instance profile or
+// SQS DeleteMessage call, nor a retry of one, is sent.
 absl::StatusOr<std::unique_ptr<AwsStack>> BuildAwsStack(const Options& options,
                                                         kube::Client& client,
                                                         std::string_view kube_ca_pem,
-                                                        const Clock& clock);
+                                                        const Clock& clock,
+                                                        const kube::WriteGate* gate = nullptr);
 
 }  // namespace dovetail::op

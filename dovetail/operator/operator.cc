@@ -86,7 +86,7 @@ absl::StatusOr<std::unique_ptr<Operator>> Operator::Create(const Options& option
   // Cloud provider.
   cloudprovider::CloudProvider* cloud = nullptr;
   if (options.cloud_provider == "aws") {
-    auto stack = BuildAwsStack(options, *op->client_, config->ca_pem, op->clock_);
+    auto stack = BuildAwsStack(options, *op->client_, config->ca_pem, op->clock_, &op->gate_);
     if (!stack.ok()) return stack.status();
     op->aws_ = *std::move(stack);
     cloud = &op->aws_->cloud();

@@ -27,12 +27,20 @@ absl::Duration TokenBucket::Reserve() {
   return absl::Seconds(-tokens_ / limit_.qps);
 }
 
+bool IsWriteApi(std::string_view api) {
+  for (std::string_view read : {"Describe", "Get", "List", "Receive", "AssumeRole"}) {
+    if (api.substr(0, read.size()) == read) return false;
+  }
+  return true;
+}
+
 AwsClient::AwsClient(Dependencies deps, Options options)
     : transport_(deps.transport),
       credentials_(deps.credentials),
       clock_(deps.clock),
       sleep_(deps.sleep ? std::move(deps.sleep)
                         : Sleeper([](absl::Duration d) { absl::SleepFor(d); })),
+      write_fence_(std::move(deps.write_fence)),
       options_(std::move(options)),
       rng_(options_.jitter_seed != 0 ? options_.jitter_seed : std::random_device{}()) {}
 
@@ -106,6 +114,13 @@ absl::StatusOr<HttpResponse> AwsClient::SendWith(std::string_view api, AwsReques
       ++record.retries;
     }
     if (absl::Duration wait = bucket.Reserve(); wait > absl::ZeroDuration()) sleep_(wait);
+    if (write_fence_ && IsWriteApi(api)) {
+      if (absl::Status fenced = write_fence_(); !fenced.ok()) {
+        count(&ApiStats::errors);
+        return finish(absl::Status(
+            fenced.code(), Cat(options_.service.signing_name, ":", api, ": ", fenced.message())));
+      }
+    }
     AwsRequest signed_request = request;
     if (credentials != nullptr) {
       auto creds = credentials->Get();

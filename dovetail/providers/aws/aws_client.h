@@ -14,6 +14,11 @@
 //     Prometheus counters);
 //   - one CallRecord per finished Send (status code and duration of the call and of each attempt,
 //     on the injected Clock), for an observer (SetCallObserver; metrics.h: aws_sdk_go_request_*).
+//   - a write fence: with Dependencies::write_fence, every attempt of a call to an API that
+//     changes something (IsWriteApi: CreateFleet, TerminateInstances, launch template and
+//     instance profile writes, SQS DeleteMessage, ...) first asks the fence; a non-OK answer ends
+//     the call with it and nothing more is sent. The operator fences with the leader's write gate,
+//     so no cloud write (and no retry of one) leaves a process that lost its lease.
 // Final errors are absl::Status values with the AWS error code kept (errors.h); when the
 // credentials provider has no credentials (NotFound) the call fails with kUnauthenticated before
 // anything is sent.
@@ -90,6 +95,10 @@ struct CallRecord {
 };
 using CallObserver = std::function<void(std::string_view api, const CallRecord& call)>;
 
+// Whether calling `api` may change something: every API but the reads (Describe*, Get*, List*,
+// Receive*) and STS's AssumeRole* (which only mint credentials).
+bool IsWriteApi(std::string_view api);
+
 using ErrorParser = std::function<AwsErrorDetail(const HttpResponse&)>;
 using Sleeper = std::function<void(absl::Duration)>;
 
@@ -113,6 +122,8 @@ class AwsClient {
     CredentialsProvider* credentials = nullptr;  // nullptr: unsigned requests
     const Clock& clock;
     Sleeper sleep;  // empty: absl::SleepFor
+    // Asked before every attempt of a write (IsWriteApi); empty: none.
+    std::function<absl::Status()> write_fence;
   };
 
   AwsClient(Dependencies deps, Options options);
@@ -146,6 +157,7 @@ class AwsClient {
   CredentialsProvider* const credentials_;
   const Clock& clock_;
   Sleeper sleep_;
+  const std::function<absl::Status()> write_fence_;
   const Options options_;
 
   mutable absl::Mutex mu_;

@@ -1,6 +1,7 @@
 #include "dovetail/providers/aws/aws_client.h"
 
 #include <atomic>
+#include <functional>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -56,7 +57,8 @@ class AwsClientTest : public ::testing::Test {
     ASSERT_TRUE(server_.Start());
   }
 
-  AwsClient MakeClient(int max_attempts = 5, RateLimit rate = {}) {
+  AwsClient MakeClient(int max_attempts = 5, RateLimit rate = {},
+                       std::function<absl::Status()> fence = nullptr) {
     return AwsClient({.transport = transport_,
                       .credentials = &credentials_,
                       .clock = clock_,
@@ -65,7 +67,9 @@ class AwsClientTest : public ::testing::Test {
                             absl::MutexLock lock(&mu_);
                             sleeps_.push_back(d);
                             clock_.Advance(d);
-                          }},
+                            if (on_sleep_) on_sleep_();
+                          },
+                      .write_fence = std::move(fence)},
                      {.service = kEc2,
                       .region = "us-east-1",
                       .endpoint = server_.url(),
@@ -88,6 +92,7 @@ class AwsClientTest : public ::testing::Test {
   std::vector<std::string> authorizations_;
   std::vector<std::string> bodies_;
   std::vector<absl::Duration> sleeps_;
+  std::function<void()> on_sleep_;  // called after each backoff sleep
 };
 
 TEST_F(AwsClientTest, RetriesThrottlingWithJitteredExponentialBackoffThenSucceeds) {
@@ -115,6 +120,43 @@ TEST_F(AwsClientTest, RetriesThrottlingWithJitteredExponentialBackoffThenSucceed
     EXPECT_TRUE(absl::StrContains(auth, "/us-east-1/ec2/aws4_request")) << auth;
   }
   EXPECT_TRUE(absl::StartsWith(bodies_[0], "Action=DescribeAvailabilityZones&Version=2016-11-15"));
+}
+
+TEST_F(AwsClientTest, TheWriteFenceStopsWritesAndTheirRetriesButNotReads) {
+  EXPECT_TRUE(IsWriteApi("CreateFleet"));
+  EXPECT_TRUE(IsWriteApi("TerminateInstances"));
+  EXPECT_TRUE(IsWriteApi("DeleteMessage"));
+  EXPECT_TRUE(IsWriteApi("AddRoleToInstanceProfile"));
+  EXPECT_FALSE(IsWriteApi("DescribeInstances"));
+  EXPECT_FALSE(IsWriteApi("GetParameter"));
+  EXPECT_FALSE(IsWriteApi("ListInstanceProfiles"));
+  EXPECT_FALSE(IsWriteApi("ReceiveMessage"));
+  EXPECT_FALSE(IsWriteApi("AssumeRoleWithWebIdentity"));
+
+  std::atomic<bool> leading{true};
+  AwsClient client = MakeClient(5, {}, [&]() -> absl::Status {
+    if (leading.load()) return absl::OkStatus();
+    return absl::FailedPreconditionError("writes are disabled: not the leader");
+  });
+  Ec2Client ec2(client);
+  // Throttled; the lease is lost while the write waits for its retry: no retry is sent.
+  throttle_first_ = 100;
+  {
+    absl::MutexLock lock(&mu_);
+    on_sleep_ = [&] { leading = false; };
+  }
+  auto terminated = ec2.Query("TerminateInstances", {{"InstanceId.1", "i-1"}});
+  ASSERT_FALSE(terminated.ok());
+  EXPECT_EQ(terminated.status().code(), absl::StatusCode::kFailedPrecondition)
+      << terminated.status();
+  EXPECT_EQ(requests_.load(), 1);
+  // Not leading: a write sends nothing at all, a read goes out.
+  throttle_first_ = 0;
+  EXPECT_EQ(ec2.Query("TerminateInstances", {{"InstanceId.1", "i-1"}}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(requests_.load(), 1);
+  EXPECT_TRUE(ec2.DescribeAvailabilityZones().ok());
+  EXPECT_EQ(requests_.load(), 2);
 }
 
 TEST_F(AwsClientTest, GivesUpAfterMaxAttemptsKeepingTheThrottlingCode) {

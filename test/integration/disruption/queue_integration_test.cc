@@ -6,14 +6,18 @@
 // Checks: a replace command taints the candidate Node and sets DisruptionReason on its NodeClaim,
 // creates the replacement, and deletes the candidate NodeClaim once the replacement is
 // initialized; a command whose replacement is deleted rolls back (taint and condition removed,
-// unmarked); stale taints and conditions left by a killed process are removed at start.
+// unmarked); stale taints and conditions left by a killed process are removed at start; under a
+// 409/429 storm from the fault proxy, with another writer on the same objects, the marks go on
+// and off and no one else's taint, condition or finalizer is lost.
 //
 // Other integration tests share the API server, so every object is this test's own.
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -31,6 +35,7 @@
 #include "dovetail/state/cluster_informers.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "test/integration/kube/fault_proxy.h"
 #include "test/integration/kube/test_env.h"
 
 namespace dovetail::controllers::disruption {
@@ -318,6 +323,115 @@ TEST_F(QueueIntegrationTest, StaleMarksAreRemovedExceptOnHeldCandidates) {
   EXPECT_EQ(DisruptionReason(stale), "");
   EXPECT_TRUE(Tainted(held));
   EXPECT_EQ(DisruptionReason(held), "Underutilized");
+}
+
+// A 409/429 storm (the fault proxy between the queue's writer and the API server answers every
+// second write 409 Conflict and every third request 429 with Retry-After) while another writer
+// keeps changing the same Node and NodeClaim: the queue's taint, condition and deletion marks go
+// on and come off again, and nobody else's taints, conditions or finalizers are lost.
+TEST_F(QueueIntegrationTest, ConflictAndThrottlingStormLosesNoTaintConditionOrFinalizer) {
+  const std::string candidate = AddCandidate("disr-storm");
+  // Someone else's taint, condition and finalizer.
+  const json theirs_node = {{"spec",
+                             {{"taints",
+                               {{{"key", "example.com/theirs"}, {"effect", "NoSchedule"}},
+                                {{"key", "example.com/soft"}, {"effect", "PreferNoSchedule"}}}}}}};
+  ASSERT_TRUE(client_
+                  ->Patch(kube::resources::kNodes, "", candidate, kube::PatchType::kMerge,
+                          theirs_node.dump())
+                  .ok());
+  const json theirs_claim = {{"metadata", {{"finalizers", {"example.com/keep"}}}}};
+  ASSERT_TRUE(client_
+                  ->Patch(kube::resources::kNodeClaims, "", candidate, kube::PatchType::kMerge,
+                          theirs_claim.dump())
+                  .ok());
+  {
+    auto body = client_->Get(kube::resources::kNodeClaims, "", candidate);
+    ASSERT_TRUE(body.ok());
+    json conditions = json::parse(*body)["status"]["conditions"];
+    conditions.push_back(Condition("ExampleHealthy", "True", "Fine"));
+    ASSERT_TRUE(client_
+                    ->Patch(kube::resources::kNodeClaims, "", candidate, kube::PatchType::kMerge,
+                            json{{"status", {{"conditions", conditions}}}}.dump(), {}, "status")
+                    .ok());
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    auto s = cluster_.GetByNodeName(candidate);
+    return s.has_value() && s->node != nullptr && s->node->taints.size() == 2;
+  }));
+
+  kube::testing::FaultProxy proxy(kube::testing::KubeconfigFromEnv());
+  auto storm_rest = kube::testing::NewRestClient(proxy.ClientConfig());
+  kube::Client storm(*storm_rest);
+  KubeQueueWriter storm_writer(storm, *events_, clock_);
+  Queue queue(cluster_, clock_, nullptr, storm_writer,
+              QueueOptions{.poll = absl::Milliseconds(100)});
+  proxy.SetFaults({.conflict_every = 2, .throttle_every = 3, .retry_after_seconds = 0});
+
+  // The other writer: an annotation on both objects, over and over (real conflicts).
+  std::atomic<bool> done{false};
+  std::thread other([&] {
+    for (int i = 0; !done.load(); ++i) {
+      const std::string patch =
+          json{{"metadata", {{"annotations", {{"example.com/tick", std::to_string(i)}}}}}}.dump();
+      (void)client_->Patch(kube::resources::kNodes, "", candidate, kube::PatchType::kMerge, patch);
+      (void)client_->Patch(kube::resources::kNodeClaims, "", candidate, kube::PatchType::kMerge,
+                           patch);
+      absl::SleepFor(absl::Milliseconds(500));
+    }
+  });
+  auto taint_keys = [&]() {
+    std::vector<std::string> keys;
+    auto body = client_->Get(kube::resources::kNodes, "", candidate);
+    if (!body.ok()) return keys;
+    for (const json& t : json::parse(*body)["spec"].value("taints", json::array())) {
+      keys.push_back(t.value("key", ""));
+    }
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  };
+  auto claim_has = [&](const std::string& type, const std::string& finalizer) {
+    auto body = client_->Get(kube::resources::kNodeClaims, "", candidate);
+    if (!body.ok()) return false;
+    const json c = json::parse(*body);
+    bool condition = false;
+    for (const json& x : c["status"].value("conditions", json::array())) {
+      condition |= x.value("type", "") == type;
+    }
+    bool has_finalizer = false;
+    for (const json& f : c["metadata"].value("finalizers", json::array())) {
+      has_finalizer |= f == finalizer;
+    }
+    return condition && has_finalizer;
+  };
+
+  absl::StatusOr<std::string> id = queue.StartCommand(ReplaceCommand(candidate), pools_);
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(taint_keys(), (std::vector<std::string>{"example.com/soft", "example.com/theirs",
+                                                    "karpenter.sh/disrupted"}));
+  EXPECT_EQ(DisruptionReason(candidate), "Underutilized");
+  EXPECT_TRUE(claim_has("ExampleHealthy", "example.com/keep"));
+  const std::vector<std::string> replacements = Replacements();
+  ASSERT_EQ(replacements.size(), 1u);
+
+  // Roll back under the storm: the replacement goes away.
+  queue.Start();
+  ASSERT_TRUE(client_->Delete(kube::resources::kNodeClaims, "", replacements[0]).ok());
+  EXPECT_TRUE(WaitFor([&] { return queue.size() == 0; }, absl::Seconds(60)));
+  done.store(true);
+  other.join();
+  queue.Stop();
+  EXPECT_EQ(taint_keys(), (std::vector<std::string>{"example.com/soft", "example.com/theirs"}));
+  EXPECT_EQ(DisruptionReason(candidate), "");
+  EXPECT_TRUE(claim_has("ExampleHealthy", "example.com/keep"));
+  EXPECT_FALSE(Gone(candidate));
+  EXPECT_GT(proxy.injected(), 0) << "no fault was injected";
+  EXPECT_GT(proxy.throttled(), 0) << "no 429 was injected";
+  // Let the NodeClaim go in TearDown.
+  ASSERT_TRUE(client_
+                  ->Patch(kube::resources::kNodeClaims, "", candidate, kube::PatchType::kMerge,
+                          R"({"metadata":{"finalizers":null}})")
+                  .ok());
 }
 
 }  // namespace

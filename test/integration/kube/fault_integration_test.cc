@@ -260,5 +260,68 @@ TEST(FaultIntegrationTest, LeaderHandsOverOnPartitionWithoutOverlappingWriters) 
   }
 }
 
+// A write waiting to be retried (429 with Retry-After) when its process loses the lease is never
+// retried: the WriteGate is asked before every attempt, so nothing the old leader sends lands
+// after the new leader writes. Without that, the retry below would overwrite the new leader's
+// write two seconds later.
+TEST(FaultIntegrationTest, NoRetryOfTheOldLeaderLandsAfterTheNewOneLeads) {
+  const RestConfig config = KubeconfigFromEnv();
+  auto direct_rest = NewRestClient(config);
+  Client direct(*direct_rest);
+  const std::string ns = UniqueName("fence");
+  CreateNamespace(direct, ns);
+  ASSERT_TRUE(
+      direct.Create(resources::kConfigMaps, ns, R"({"metadata":{"name":"writes"},"data":{}})")
+          .ok());
+  FaultProxy proxy(config);  // A's writer reaches the API server through it
+  RealClock clock;
+  const LeaderElectionConfig base{.lease_namespace = ns,
+                                  .lease_name = "dovetail-fence-test",
+                                  .lease_duration = absl::Seconds(3),
+                                  .renew_deadline = absl::Seconds(2),
+                                  .retry_period = absl::Milliseconds(300)};
+  WriteGate gate_a(&clock), gate_b(&clock);
+  auto make = [&](const std::string& id, WriteGate* gate) {
+    LeaderElectionConfig c = base;
+    c.identity = id;
+    return std::make_unique<LeaderElector>(NewRestClient(config), c, clock, gate,
+                                           LeaderCallbacks{});
+  };
+  auto a = make("a", &gate_a);
+  auto b = make("b", &gate_b);
+  a->Start();
+  ASSERT_TRUE(WaitFor([&] { return a->IsLeader(); }, absl::Seconds(30)));
+  b->Start();
+
+  // A writes while the API server throttles it for two seconds.
+  proxy.SetFaults({.throttle_every = 1, .retry_after_seconds = 2});
+  absl::Status a_status;
+  std::thread writer([&] {
+    auto rest = NewRestClient(proxy.ClientConfig());
+    Client gated(*rest, &gate_a);
+    a_status = gated
+                   .Patch(resources::kConfigMaps, ns, "writes", PatchType::kMerge,
+                          R"({"data":{"last":"a"}})")
+                   .status();
+  });
+  ASSERT_TRUE(WaitFor([&] { return proxy.throttled() >= 1; }, absl::Seconds(30)));
+  // The leader changes while A's write waits: A steps down, B leads and writes.
+  a->Stop();
+  ASSERT_TRUE(WaitFor([&] { return b->IsLeader(); }, absl::Seconds(30)));
+  Client gated_b(*direct_rest, &gate_b);
+  ASSERT_TRUE(gated_b
+                  .Patch(resources::kConfigMaps, ns, "writes", PatchType::kMerge,
+                         R"({"data":{"last":"b"}})")
+                  .ok());
+  proxy.SetFaults({});  // a retry sent from now on would land
+  writer.join();
+  EXPECT_EQ(a_status.code(), absl::StatusCode::kFailedPrecondition) << a_status;
+  EXPECT_EQ(proxy.throttled(), 1) << "A's write was retried after it lost the lease";
+  auto got = direct.Get(resources::kConfigMaps, ns, "writes");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(nlohmann::json::parse(*got)["data"].value("last", ""), "b");
+  b->Stop();
+}
+
 }  // namespace
 }  // namespace dovetail::kube

@@ -1,6 +1,7 @@
 // An HTTP proxy in front of the real API server that injects faults: every Nth request answered
-// 500, watch streams cut abruptly after N bytes (mid-event), responses delayed, or everything
-// refused (a partition). Clients talk plain HTTP to it; it talks to the API server with the
+// 500, every Nth write answered 409 Conflict, every Nth request answered 429 with Retry-After,
+// watch streams cut abruptly after N bytes (mid-event), responses delayed, or everything refused
+// (a partition). Clients talk plain HTTP to it; it talks to the API server with the
 // fixture's credentials through a kube::RestClient without retries.
 // Test-only. Thread-safe (httplib serves requests on its own thread pool).
 #pragma once
@@ -25,6 +26,14 @@ struct Faults {
   size_t cut_watch_after = 0;  // cut a watch mid-chunk once it carried this many bytes
   absl::Duration delay = absl::ZeroDuration();  // before answering
   bool partition = false;                       // refuse everything with 503 and end open watches
+  // Every Nth write that the API server could answer 409 Conflict (an update, a patch carrying a
+  // resourceVersion or a JSON-patch `test`, a delete with preconditions) gets 409 Conflict, as if
+  // another writer had changed the object first (0: never). The API server never saw it.
+  int conflict_every = 0;
+  // Every Nth request gets 429 TooManyRequests with `Retry-After: retry_after_seconds`, as the
+  // API server's priority and fairness answers (0: never). Not applied to watches.
+  int throttle_every = 0;
+  int retry_after_seconds = 1;
 };
 
 class FaultProxy {
@@ -64,6 +73,7 @@ class FaultProxy {
   }
 
   int64_t injected() const { return injected_.load(); }
+  int64_t throttled() const { return throttled_.load(); }
 
  private:
   Faults faults() {
@@ -95,6 +105,25 @@ class FaultProxy {
     if (f.fail_every > 0 && n % f.fail_every == 0) {
       ++injected_;
       return WriteStatus(res, 500, "InternalError", "injected failure");
+    }
+    const bool may_conflict =
+        req.method == "PUT" ||
+        (req.method == "PATCH" && (req.body.find("\"resourceVersion\"") != std::string::npos ||
+                                   req.body.find("\"test\"") != std::string::npos)) ||
+        (req.method == "DELETE" && req.body.find("\"preconditions\"") != std::string::npos);
+    if (may_conflict && f.conflict_every > 0 && ++writes_ % f.conflict_every == 0) {
+      ++injected_;
+      return WriteStatus(res, 409, "Conflict",
+                         "Operation cannot be fulfilled: the object has been modified (injected)");
+    }
+    const bool is_watch = req.target.find("watch=1") != std::string::npos ||
+                          req.target.find("watch=true") != std::string::npos;
+    if (!is_watch && f.throttle_every > 0 && n % f.throttle_every == 0) {
+      ++injected_;
+      ++throttled_;
+      res.set_header("Retry-After", std::to_string(f.retry_after_seconds));
+      return WriteStatus(res, 429, "TooManyRequests",
+                         "injected throttling, please try again later");
     }
     HttpRequest up{.method = req.method,
                    .path = req.target,
@@ -164,6 +193,8 @@ class FaultProxy {
   std::atomic<bool> partitioned_{false};
   std::atomic<int64_t> requests_{0};
   std::atomic<int64_t> injected_{0};
+  std::atomic<int64_t> throttled_{0};
+  std::atomic<int64_t> writes_{0};
 };
 
 }  // namespace dovetail::kube::testing
