@@ -20,6 +20,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "dovetail/apis/core/node.h"
@@ -29,6 +30,7 @@
 #include "dovetail/cloudprovider/errors.h"
 #include "dovetail/cloudprovider/kwok/kwok_cloud_provider.h"
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
+#include "dovetail/cloudprovider/metered_cloud_provider.h"
 #include "dovetail/controllers/termination/termination_controller.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/controller_util.h"
@@ -36,6 +38,7 @@
 #include "dovetail/kube/event_recorder.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/kube/typed_client.h"
+#include "dovetail/metrics/registry.h"
 #include "dovetail/state/cluster.h"
 #include "dovetail/state/cluster_informers.h"
 #include "gtest/gtest.h"
@@ -128,10 +131,13 @@ class TerminationE2eTest : public ::testing::Test {
 
     informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
     events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
+    // Metered, so that a test can count the controller's cloud calls.
+    metered_ = std::make_unique<cloudprovider::MeteredCloudProvider>(*provider_, metrics_,
+                                                                     "node.termination");
     deps_ = std::make_unique<Dependencies>(Dependencies{.client = *client_,
                                                         .cluster = cluster_,
                                                         .informers = *informers_,
-                                                        .cloud = *provider_,
+                                                        .cloud = *metered_,
                                                         .clock = clock_,
                                                         .events = *events_});
     controller_ = std::make_unique<TerminationController>(*deps_);
@@ -350,6 +356,19 @@ class TerminationE2eTest : public ::testing::Test {
     return notes;
   }
 
+  // The termination controller's calls of a cloud provider method so far.
+  int64_t CloudCalls(const std::string& method) {
+    const std::string prefix = absl::StrCat(
+        "karpenter_cloudprovider_duration_seconds_count{controller=\"node.termination\",method=\"",
+        method, "\",");
+    for (absl::string_view line : absl::StrSplit(metrics_.Expose(), '\n')) {
+      if (!absl::StartsWith(line, prefix)) continue;
+      int64_t n = 0;
+      if (absl::SimpleAtoi(line.substr(line.rfind(' ') + 1), &n)) return n;
+    }
+    return 0;
+  }
+
   void DeleteNodeClaim(const std::string& name) {
     auto deleted = client_->Delete(kube::resources::kNodeClaims, "", name);
     ASSERT_TRUE(deleted.ok()) << deleted.status();
@@ -380,6 +399,8 @@ class TerminationE2eTest : public ::testing::Test {
   std::unique_ptr<kube::RestClient> rest_;
   std::unique_ptr<kube::Client> client_;
   std::unique_ptr<cloudprovider::kwok::KwokCloudProvider> provider_;
+  metrics::Registry metrics_;
+  std::unique_ptr<cloudprovider::MeteredCloudProvider> metered_;
   std::unique_ptr<state::ClusterInformers> informers_;
   std::unique_ptr<kube::EventRecorder> events_;
   std::unique_ptr<Dependencies> deps_;
@@ -662,6 +683,34 @@ TEST_F(TerminationE2eTest, ReleasesANotReadyNodeWhoseInstanceIsGoneWithoutDraini
   // Released without a drain: never tainted for it, no eviction tried.
   EXPECT_TRUE(EventNotes("default", name, "FailedDraining").empty());
   EXPECT_TRUE(EventNotes(ns_, "stranded", "Evicted").empty());
+}
+
+// A NodeClaim that never launched (no provider id: every Create failed) is deleted by its user:
+// the termination controller releases its finalizer without asking the cloud provider to delete
+// anything (there is no instance) and without waiting for a Node.
+TEST_F(TerminationE2eTest, ReleasesANeverLaunchedNodeClaimWithoutACloudDelete) {
+  const std::string name = UniqueName("term-e2e-never");
+  nodes_.push_back(name);
+  const json claim = {
+      {"apiVersion", "karpenter.sh/v1"},
+      {"kind", "NodeClaim"},
+      {"metadata",
+       {{"name", name},
+        {"labels", {{"karpenter.sh/nodepool", "term-e2e"}}},
+        {"finalizers", {std::string(v1::kTerminationFinalizer)}}}},
+      {"spec",
+       {{"requirements",
+         {{{"key", "node.kubernetes.io/instance-type"}, {"operator", "In"}, {"values", {"x"}}}}},
+        {"nodeClassRef",
+         {{"group", "karpenter.kwok.sh"}, {"kind", "KWOKNodeClass"}, {"name", "default"}}}}}};
+  ASSERT_TRUE(client_->Create(kube::resources::kNodeClaims, "", claim.dump()).ok());
+  ASSERT_TRUE(WaitFor([&] { return cluster_.GetByNodeClaimName(name).has_value(); },
+                      absl::Seconds(30), kPoll));
+  const int64_t deletes_before = CloudCalls("Delete");
+  DeleteNodeClaim(name);
+  ASSERT_TRUE(WaitFor([&] { return kube::IsNotFound(GetClaim(name).status()); }, kTimeout, kPoll))
+      << "the never-launched NodeClaim kept its finalizer";
+  EXPECT_EQ(CloudCalls("Delete"), deletes_before) << "the cloud provider was asked to delete";
 }
 
 }  // namespace
