@@ -11,7 +11,8 @@
 //  - Objects are decoded one by one: an object the codec cannot decode (undecodable.h) never
 //    fails a list or a watch. It is skipped, counted (stats().decode_errors and, with
 //    options.metrics, dovetail_informer_decode_errors_total{kind}) and logged once per
-//    (namespace/name, resourceVersion) with the decode error. The cache then follows one rule:
+//    (kind, namespace/name, resourceVersion) with the decode error (once per process when the
+//    informers share options.undecodable). The cache then follows one rule:
 //    an undecodable object still exists on the server, so it never removes what is cached.
 //      * list item or ADDED/MODIFIED event: the cached version of that key, if any, is kept (no
 //        handler is called); a key never decoded stays absent. A re-list does not sweep a key
@@ -79,11 +80,15 @@ struct InformerOptions {
   Backoff::Options backoff = {.initial = absl::Milliseconds(100), .max = absl::Seconds(30)};
   // Where to count undecodable objects (kInformerDecodeErrorsMetric); null: nowhere.
   metrics::Registry* metrics = nullptr;
+  // Which undecodable versions were logged, shared by the informers of a process so that each
+  // is logged once however many informers watch its kind; null: the informer's own.
+  UndecodableReports* undecodable = nullptr;
 
-  // A copy with `registry` set.
-  InformerOptions WithMetrics(metrics::Registry* registry) const {
+  // A copy with `registry` and `reports` set (the operator's, from controllers::Dependencies).
+  InformerOptions WithReporting(metrics::Registry* registry, UndecodableReports* reports) const {
     InformerOptions out = *this;
     out.metrics = registry;
+    out.undecodable = reports;
     return out;
   }
 };
@@ -436,7 +441,9 @@ class Informer {
     std::string_view raw;
     if (auto e = item.raw_json().get(raw); e) return internal::JsonError(e, "skipped object");
     ObjectIdentity id = ReadObjectIdentity(raw);
-    if (reports_.FirstReport(id)) LogUndecodable(resource_.kind, id, status);
+    UndecodableReports& reports =
+        options_.undecodable != nullptr ? *options_.undecodable : own_reports_;
+    if (reports.FirstReport(resource_.kind, id)) LogUndecodable(resource_.kind, id, status);
     if (decode_errors_ != nullptr) decode_errors_->Inc({std::string(resource_.kind)});
     {
       absl::MutexLock lock(&mu_);
@@ -476,7 +483,7 @@ class Informer {
   Store<T> store_;
   std::vector<EventHandler<T>> handlers_;
   simdjson::ondemand::parser parser_;  // watch thread only
-  UndecodableReports reports_;         // watch thread only
+  UndecodableReports own_reports_;     // without options_.undecodable
 
   mutable absl::Mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;

@@ -205,15 +205,18 @@ class InformerTest : public ::testing::Test {
  protected:
   using PodInformer = Informer<PodCodec>;
 
-  std::unique_ptr<PodInformer> Start() {
-    auto rest = RestClient::Create(server_.Config(), {.max_retries = 0});
-    EXPECT_TRUE(rest.ok()) << rest.status();
-    rest_ = std::move(*rest);
-    client_ = std::make_unique<Client>(*rest_);
+  std::unique_ptr<PodInformer> Start(UndecodableReports* shared_reports = nullptr) {
+    if (client_ == nullptr) {
+      auto rest = RestClient::Create(server_.Config(), {.max_retries = 0});
+      EXPECT_TRUE(rest.ok()) << rest.status();
+      rest_ = std::move(*rest);
+      client_ = std::make_unique<Client>(*rest_);
+    }
     auto informer = std::make_unique<PodInformer>(
         *client_, resources::kPods, PodCodec{&ctx_},
         InformerOptions{.backoff = {.initial = absl::Milliseconds(1), .max = absl::Milliseconds(5)},
-                        .metrics = &metrics_});
+                        .metrics = &metrics_,
+                        .undecodable = shared_reports});
     informer->AddHandler(handlers_.Handler());
     informer->Start();
     return informer;
@@ -292,6 +295,32 @@ TEST_F(InformerTest, LogsEachUndecodableVersionOnceButCountsEverySkip) {
   }
   EXPECT_TRUE(absl::StrContains(skipped[0], R"("resourceVersion":"5")")) << skipped[0];
   EXPECT_TRUE(absl::StrContains(skipped[1], R"("resourceVersion":"7")")) << skipped[1];
+}
+
+// Several controllers have an informer of the same kind; with shared reports (as the operator
+// wires them) a version is logged once, while each informer counts its own skips.
+TEST_F(InformerTest, InformersSharingReportsLogAVersionOnce) {
+  const std::string log_path = dovetail::testing::ProcessTempDir("informer_test") + "/shared.json";
+  ASSERT_TRUE(log::SetOutputs({log_path}, {"stderr"}).ok());
+  server_.AddList(PodList("10", {GoodPod("a", "1"), BadPod("b", "5")}));
+  UndecodableReports shared;
+  auto first = Start(&shared);
+  auto second = Start(&shared);
+  ASSERT_TRUE(first->WaitForSync(absl::Now() + absl::Seconds(30)));
+  ASSERT_TRUE(second->WaitForSync(absl::Now() + absl::Seconds(30)));
+  first->Stop();
+  second->Stop();
+  ASSERT_TRUE(log::SetOutputs({"stderr"}, {"stderr"}).ok());
+  EXPECT_EQ(DecodeErrorsMetric(), 2);
+  EXPECT_EQ(shared.size(), 1u);
+  std::ifstream in(log_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  int lines = 0;
+  for (absl::string_view line : absl::StrSplit(text.str(), '\n', absl::SkipEmpty())) {
+    lines += absl::StrContains(line, "cannot be decoded") ? 1 : 0;
+  }
+  EXPECT_EQ(lines, 1) << text.str();
 }
 
 TEST_F(InformerTest, KeepsTheCachedVersionWhenAWatchedObjectStopsDecoding) {

@@ -63,9 +63,10 @@ ObjectIdentity ReadObjectIdentity(std::string_view object_json) {
 
 UndecodableReports::UndecodableReports(size_t capacity) : capacity_(capacity < 1 ? 1 : capacity) {}
 
-bool UndecodableReports::FirstReport(const ObjectIdentity& id) {
-  // '@' cannot appear in a namespace or a name (DNS subdomains and labels).
-  std::string entry = id.Key() + "@" + id.resource_version;
+bool UndecodableReports::FirstReport(std::string_view kind, const ObjectIdentity& id) {
+  // ' ' and '@' appear in no kind, namespace or name (DNS subdomains and labels).
+  std::string entry = std::string(kind) + " " + id.Key() + "@" + id.resource_version;
+  absl::MutexLock lock(&mu_);
   if (seen_.contains(entry)) return false;
   if (order_.size() == capacity_) {
     seen_.erase(order_.front());
@@ -74,6 +75,11 @@ bool UndecodableReports::FirstReport(const ObjectIdentity& id) {
   seen_.insert(entry);
   order_.push_back(std::move(entry));
   return true;
+}
+
+size_t UndecodableReports::size() const {
+  absl::MutexLock lock(&mu_);
+  return order_.size();
 }
 
 void LogUndecodable(std::string_view kind, const ObjectIdentity& id, const absl::Status& error) {

@@ -4,12 +4,13 @@
 //  - ReadObjectIdentity reads an object's metadata.namespace/name/resourceVersion from its raw
 //    JSON text alone, so the skipped object can be named in the log and, for a DELETED watch
 //    event, still deleted from the cache by key.
-//  - UndecodableReports remembers which (namespace/name, resourceVersion) versions were already
-//    reported, so each is logged once however often lists and watches carry it; its memory is
-//    bounded (the oldest entries are forgotten first).
+//  - UndecodableReports remembers which (kind, namespace/name, resourceVersion) versions were
+//    already reported, so each is logged once however often lists and watches carry it and
+//    however many informers watch its kind (the operator shares one among all its informers:
+//    several controllers have a NodePool informer of their own); its memory is bounded (the
+//    oldest entries are forgotten first).
 //  - LogUndecodable writes the one log line.
-// One UndecodableReports per informer, i.e. per kind. ReadObjectIdentity and LogUndecodable are
-// thread-safe; UndecodableReports is thread-compatible (the informer's watch thread only).
+// Thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -17,8 +18,10 @@
 #include <string>
 #include <string_view>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 
 namespace dovetail::kube {
 
@@ -47,16 +50,18 @@ class UndecodableReports {
   // `capacity` (at least 1): how many versions are remembered.
   explicit UndecodableReports(size_t capacity = kDefaultCapacity);
 
-  // True the first time `id`'s (key, resourceVersion) is seen, and again only after it was
-  // forgotten to make room for newer ones. An identity without a name shares one entry.
-  bool FirstReport(const ObjectIdentity& id);
+  // True the first time (kind, `id`'s key, its resourceVersion) is seen, and again only after it
+  // was forgotten to make room for newer ones. Identities of one kind without a name share one
+  // entry.
+  bool FirstReport(std::string_view kind, const ObjectIdentity& id);
 
-  size_t size() const { return order_.size(); }
+  size_t size() const;
 
  private:
-  size_t capacity_;
-  std::deque<std::string> order_;  // oldest first
-  absl::flat_hash_set<std::string> seen_;
+  const size_t capacity_;
+  mutable absl::Mutex mu_;
+  std::deque<std::string> order_ ABSL_GUARDED_BY(mu_);  // oldest first
+  absl::flat_hash_set<std::string> seen_ ABSL_GUARDED_BY(mu_);
 };
 
 // Logs (level error, logger "informer") that an object of `kind` was skipped: its namespace,

@@ -35,17 +35,19 @@ TEST(ReadObjectIdentityTest, LeavesFieldsEmptyWhenMetadataIsGarbage) {
   EXPECT_EQ(ReadObjectIdentity("").Key(), "");
 }
 
-TEST(UndecodableReportsTest, ReportsEachVersionOnce) {
+TEST(UndecodableReportsTest, ReportsEachVersionOfEachKindOnce) {
   UndecodableReports reports;
   const ObjectIdentity v1{.namespace_ = "ns", .name = "a", .resource_version = "1"};
   const ObjectIdentity v2{.namespace_ = "ns", .name = "a", .resource_version = "2"};
   const ObjectIdentity other_ns{.namespace_ = "other", .name = "a", .resource_version = "1"};
-  EXPECT_TRUE(reports.FirstReport(v1));
-  EXPECT_FALSE(reports.FirstReport(v1));
-  EXPECT_TRUE(reports.FirstReport(v2));
-  EXPECT_TRUE(reports.FirstReport(other_ns));
-  EXPECT_FALSE(reports.FirstReport(v2));
-  EXPECT_EQ(reports.size(), 3u);
+  EXPECT_TRUE(reports.FirstReport("Pod", v1));
+  EXPECT_FALSE(reports.FirstReport("Pod", v1));
+  EXPECT_TRUE(reports.FirstReport("Pod", v2));
+  EXPECT_TRUE(reports.FirstReport("Pod", other_ns));
+  EXPECT_FALSE(reports.FirstReport("Pod", v2));
+  EXPECT_TRUE(reports.FirstReport("Service", v2));
+  EXPECT_FALSE(reports.FirstReport("Service", v2));
+  EXPECT_EQ(reports.size(), 4u);
 }
 
 TEST(UndecodableReportsTest, ForgetsTheOldestVersionsBeyondItsCapacity) {
@@ -53,13 +55,13 @@ TEST(UndecodableReportsTest, ForgetsTheOldestVersionsBeyondItsCapacity) {
   const ObjectIdentity a{.name = "a", .resource_version = "1"};
   const ObjectIdentity b{.name = "b", .resource_version = "1"};
   const ObjectIdentity c{.name = "c", .resource_version = "1"};
-  EXPECT_TRUE(reports.FirstReport(a));
-  EXPECT_TRUE(reports.FirstReport(b));
-  EXPECT_TRUE(reports.FirstReport(c));  // forgets a
+  EXPECT_TRUE(reports.FirstReport("Pod", a));
+  EXPECT_TRUE(reports.FirstReport("Pod", b));
+  EXPECT_TRUE(reports.FirstReport("Pod", c));  // forgets a
   EXPECT_EQ(reports.size(), 2u);
-  EXPECT_FALSE(reports.FirstReport(b));
-  EXPECT_FALSE(reports.FirstReport(c));
-  EXPECT_TRUE(reports.FirstReport(a));  // reported again once forgotten
+  EXPECT_FALSE(reports.FirstReport("Pod", b));
+  EXPECT_FALSE(reports.FirstReport("Pod", c));
+  EXPECT_TRUE(reports.FirstReport("Pod", a));  // reported again once forgotten
   EXPECT_EQ(reports.size(), 2u);
 }
 
