@@ -19,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "dovetail/apis/v1/nodeclaim.h"
 #include "dovetail/common/log.h"
 #include "dovetail/common/test_temp_dir.h"
 #include "dovetail/kube/client.h"
@@ -70,13 +71,14 @@ std::string GoneEvent() {
                         R"("reason":"Expired","message":"too old resource version"})");
 }
 
-// A scripted API server for pods: each list answers the next body given to AddList (the last one
-// again once they run out); each watch streams the lines of the next AddWatch, then ends the
-// stream, or, for the last script and once none is left, holds it open until the test ends.
+// A scripted API server for one resource (any path): each list answers the next body given to
+// AddList (the last one again once they run out); each watch streams the lines of the next
+// AddWatch, then ends the stream, or, for the last script and once none is left, holds it open
+// until the test ends.
 class FakeApiServer {
  public:
   FakeApiServer() {
-    server_.Get("/api/v1/pods", [this](const httplib::Request& req, httplib::Response& res) {
+    server_.Get(".*", [this](const httplib::Request& req, httplib::Response& res) {
       if (req.has_param("watch")) return ServeWatch(req, res);
       absl::MutexLock lock(&mu_);
       ++lists_served_;
@@ -381,6 +383,56 @@ TEST_F(InformerTest, RelistAfterGoneSweepsObjectsDeletedWhileTheWatchWasDown) {
   EXPECT_EQ(handlers_.deletes, (std::vector<std::string>{"ns/b 2"}));
   EXPECT_EQ(handlers_.updates, (std::vector<std::string>{"ns/a 1->15"}));
   EXPECT_EQ(handlers_.adds, (std::vector<std::string>{"ns/a", "ns/b", "ns/c", "ns/d", "ns/f"}));
+}
+
+// The other codecs: NodeCodec stops inside a condition (a time that does not parse, with a
+// condition after it); ApiObjectCodec has read the whole object before it refuses it.
+TEST(InformerCodecsTest, SkipUndecodableObjectsOfEveryCodec) {
+  const std::string good_node =
+      R"({"metadata":{"name":"n1","resourceVersion":"1"},"spec":{"providerID":"kwok://n1"},)"
+      R"("status":{"conditions":[{"type":"Ready","status":"True"}]}})";
+  const std::string tampered_node =
+      R"({"metadata":{"name":"n2","resourceVersion":"2"},"spec":{"providerID":"kwok://n2"},)"
+      R"("status":{"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"never"},)"
+      R"({"type":"DiskPressure","status":"False"}],"capacity":{"cpu":"4"}}})";
+  const std::string good_claim =
+      R"({"apiVersion":"karpenter.sh/v1","kind":"NodeClaim","metadata":{"name":"c1",)"
+      R"("resourceVersion":"3"},"spec":{"nodeClassRef":{"group":"karpenter.k8s.aws",)"
+      R"("kind":"EC2NodeClass","name":"default"},"requirements":[]}})";
+  const std::string bad_claim =
+      R"({"apiVersion":"karpenter.sh/v1","kind":"NodeClaim","metadata":{"name":"c2",)"
+      R"("resourceVersion":"4"},"spec":"garbage"})";
+  auto list = [](const std::vector<std::string>& items) {
+    return absl::StrCat(R"({"metadata":{"resourceVersion":"9"},"items":[)",
+                        absl::StrJoin(items, ","), "]}");
+  };
+  FakeApiServer node_server;
+  node_server.AddList(list({tampered_node, good_node}));
+  FakeApiServer claim_server;
+  claim_server.AddList(list({bad_claim, good_claim}));
+  auto node_rest = RestClient::Create(node_server.Config(), {.max_retries = 0});
+  auto claim_rest = RestClient::Create(claim_server.Config(), {.max_retries = 0});
+  ASSERT_TRUE(node_rest.ok() && claim_rest.ok());
+  Client node_client(**node_rest);
+  Client claim_client(**claim_rest);
+  StringPool pool;
+  DecodeContext ctx{.pool = &pool};
+  metrics::Registry registry;
+  Informer<NodeCodec> nodes(node_client, resources::kNodes, NodeCodec{&ctx},
+                            {.metrics = &registry});
+  Informer<ApiObjectCodec<apis::v1::NodeClaim>> claims(claim_client, resources::kNodeClaims, {},
+                                                       {.metrics = &registry});
+  nodes.Start();
+  claims.Start();
+  ASSERT_TRUE(nodes.WaitForSync(absl::Now() + absl::Seconds(30))) << nodes.stats().last_error;
+  ASSERT_TRUE(claims.WaitForSync(absl::Now() + absl::Seconds(30))) << claims.stats().last_error;
+  nodes.Stop();
+  claims.Stop();
+  EXPECT_EQ(nodes.store().Keys(), std::vector<std::string>{"n1"});
+  EXPECT_EQ(claims.store().Keys(), std::vector<std::string>{"c1"});
+  metrics::Counter& errors = registry.NewCounter(kInformerDecodeErrorsMetric, "", {"kind"});
+  EXPECT_EQ(errors.Value({"Node"}), 1);
+  EXPECT_EQ(errors.Value({"NodeClaim"}), 1);
 }
 
 }  // namespace
