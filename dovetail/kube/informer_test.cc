@@ -99,7 +99,7 @@ class FakeApiServer {
     absl::MutexLock lock(&mu_);
     lists_.push_back(std::move(body));
   }
-  void AddWatch(std::vector<std::string> lines) {
+  void AddWatch(const std::vector<std::string>& lines) {
     absl::MutexLock lock(&mu_);
     watches_.push_back(absl::StrJoin(lines, ""));
   }
