@@ -18,6 +18,7 @@
 #include "dovetail/common/clock.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/event_recorder.h"
+#include "dovetail/kube/undecodable.h"
 #include "dovetail/metrics/registry.h"
 #include "dovetail/state/cluster.h"
 #include "dovetail/state/cluster_informers.h"
@@ -34,6 +35,9 @@ struct Dependencies {
   kube::EventRecorder& events;          // events.k8s.io/v1, deduplicated and rate limited
   // Where controllers register upstream's metrics (karpenter_*); null in tests that do not care.
   metrics::Registry* metrics = nullptr;
+  // Shared by every informer, so an undecodable object is logged once (kube/undecodable.h); null:
+  // each informer logs on its own.
+  kube::UndecodableReports* undecodable = nullptr;
 };
 
 class Controller {

@@ -6,7 +6,20 @@
 //    lists again and reconciles the cache: new objects are added, changed ones (different
 //    resourceVersion) updated, missing ones deleted; unchanged ones produce no event.
 //  - Disconnects and errors back off exponentially (with jitter), then re-watch from the last
-//    known version; an event that cannot be decoded forces a re-list (never a silent gap).
+//    known version; a watch line that is not a well-formed event forces a re-list (never a
+//    silent gap).
+//  - Objects are decoded one by one: an object the codec cannot decode (undecodable.h) never
+//    fails a list or a watch. It is skipped, counted (stats().decode_errors and, with
+//    options.metrics, dovetail_informer_decode_errors_total{kind}) and logged once per
+//    (kind, namespace/name, resourceVersion) with the decode error (once per process when the
+//    informers share options.undecodable). The cache then follows one rule:
+//    an undecodable object still exists on the server, so it never removes what is cached.
+//      * list item or ADDED/MODIFIED event: the cached version of that key, if any, is kept (no
+//        handler is called); a key never decoded stays absent. A re-list does not sweep a key
+//        whose item was present but undecodable.
+//      * DELETED event: the object is deleted by the key read from its metadata, and on_delete
+//        gets the cached version; when not even the name can be read, the informer re-lists
+//        (which sweeps it).
 //  - An optional resync period re-delivers every cached object as an update.
 //  - HasSynced()/WaitForSync() open once the first complete list is in the cache: controllers
 //    must not act before (reliability anchor "no decisions while not synced").
@@ -27,6 +40,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -46,7 +60,10 @@
 #include "dovetail/kube/objects.h"
 #include "dovetail/kube/rate_limiter.h"
 #include "dovetail/kube/store.h"
+#include "dovetail/kube/undecodable.h"
 #include "dovetail/kube/watch_event.h"
+#include "dovetail/kube/wire.h"
+#include "dovetail/metrics/registry.h"
 #include "nlohmann/json.hpp"
 #include "simdjson.h"
 
@@ -61,6 +78,19 @@ struct InformerOptions {
   // Each watch asks the server to end it after a random time in [min, 2*min].
   int watch_timeout_seconds = 300;
   Backoff::Options backoff = {.initial = absl::Milliseconds(100), .max = absl::Seconds(30)};
+  // Where to count undecodable objects (kInformerDecodeErrorsMetric); null: nowhere.
+  metrics::Registry* metrics = nullptr;
+  // Which undecodable versions were logged, shared by the informers of a process so that each
+  // is logged once however many informers watch its kind; null: the informer's own.
+  UndecodableReports* undecodable = nullptr;
+
+  // A copy with `registry` and `reports` set (the operator's, from controllers::Dependencies).
+  InformerOptions WithReporting(metrics::Registry* registry, UndecodableReports* reports) const {
+    InformerOptions out = *this;
+    out.metrics = registry;
+    out.undecodable = reports;
+    return out;
+  }
 };
 
 struct InformerStats {
@@ -70,7 +100,8 @@ struct InformerStats {
   int64_t errors = 0;   // failed lists/watches (each followed by a backoff)
   int64_t events = 0;   // watch events applied (ADDED/MODIFIED/DELETED)
   int64_t bookmarks = 0;
-  std::string last_error;  // the most recent failure, for diagnostics
+  int64_t decode_errors = 0;  // list items and watch events skipped as undecodable
+  std::string last_error;     // the most recent failure, for diagnostics
 };
 
 template <typename T>
@@ -131,7 +162,17 @@ class Informer {
   using Ptr = std::shared_ptr<const T>;
 
   Informer(Client& client, const Resource& resource, Codec codec, InformerOptions options = {})
-      : client_(client), resource_(resource), codec_(std::move(codec)), options_(options) {}
+      : client_(client),
+        resource_(resource),
+        codec_(std::move(codec)),
+        options_(options),
+        decode_errors_(options_.metrics == nullptr
+                           ? nullptr
+                           : &options_.metrics->NewCounter(
+                                 kInformerDecodeErrorsMetric,
+                                 "Objects an informer skipped because they could not be decoded, "
+                                 "per list item or watch event that carried one.",
+                                 {"kind"})) {}
   ~Informer() { Stop(); }
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
@@ -256,14 +297,22 @@ class Informer {
           std::string body = page.body;
           ListMeta meta;
           std::vector<Ptr> objects;
+          std::vector<std::string> undecodable_keys;
           RETURN_IF_ERROR(
               ParseList(parser_, body, meta, [&](simdjson::ondemand::object item) -> absl::Status {
-                auto obj = std::make_shared<T>();
-                RETURN_IF_ERROR(codec_.Decode(item, *obj));
-                objects.push_back(std::move(obj));
+                Ptr obj;
+                std::optional<ObjectIdentity> skipped;
+                RETURN_IF_ERROR(DecodeOrSkip(item, obj, skipped));
+                if (obj != nullptr) {
+                  objects.push_back(std::move(obj));
+                } else if (std::string key = skipped->Key(); !key.empty()) {
+                  undecodable_keys.push_back(std::move(key));
+                }
                 return absl::OkStatus();
               }));
           if (list_rv.empty()) list_rv = meta.resource_version;
+          // Present but undecodable: still on the server, so its cached version is not swept.
+          for (std::string& key : undecodable_keys) seen.insert(std::move(key));
           absl::MutexLock dispatch(&dispatch_mu_);
           for (Ptr& obj : objects) {
             std::string key = codec_.Key(*obj);
@@ -324,13 +373,10 @@ class Informer {
     std::string bookmark_rv;
     absl::Status error;
     Ptr obj;
-    RETURN_IF_ERROR(ParseWatchEvent(parser_, line, length, capacity, type, bookmark_rv, error,
-                                    [&](simdjson::ondemand::object o) -> absl::Status {
-                                      auto decoded = std::make_shared<T>();
-                                      RETURN_IF_ERROR(codec_.Decode(o, *decoded));
-                                      obj = std::move(decoded);
-                                      return absl::OkStatus();
-                                    }));
+    std::optional<ObjectIdentity> skipped;
+    RETURN_IF_ERROR(ParseWatchEvent(
+        parser_, line, length, capacity, type, bookmark_rv, error,
+        [&](simdjson::ondemand::object o) { return DecodeOrSkip(o, obj, skipped); }));
     if (type == WatchEventType::kError) {
       return error.ok() ? absl::UnknownError("watch ERROR event") : error;
     }
@@ -340,6 +386,7 @@ class Informer {
       ++stats_.bookmarks;
       return absl::OkStatus();
     }
+    if (skipped.has_value()) return ApplyUndecodable(type, *skipped);
     if (obj == nullptr) return absl::InvalidArgumentError("watch event without object");
     const std::string key = codec_.Key(*obj);
     {
@@ -355,6 +402,54 @@ class Informer {
     absl::MutexLock lock(&mu_);
     resource_version_ = std::string(codec_.ResourceVersion(*obj));
     ++stats_.events;
+    return absl::OkStatus();
+  }
+
+  // An ADDED/MODIFIED/DELETED event whose object did not decode (the rule in the header).
+  absl::Status ApplyUndecodable(WatchEventType type, const ObjectIdentity& id) {
+    if (type == WatchEventType::kDeleted) {
+      const std::string key = id.Key();
+      if (key.empty()) {
+        // Not deletable by key: a re-list (InvalidArgument without an HTTP code) sweeps it.
+        return absl::InvalidArgumentError("watch: DELETED object without a readable name");
+      }
+      absl::MutexLock dispatch(&dispatch_mu_);
+      Ptr old = store_.Remove(key);
+      if (old != nullptr) Dispatch(old, old, /*deleted=*/true);
+    }
+    absl::MutexLock lock(&mu_);
+    if (!id.resource_version.empty()) resource_version_ = id.resource_version;
+    if (type == WatchEventType::kDeleted) ++stats_.events;
+    return absl::OkStatus();
+  }
+
+  // Decodes one list item or event object into `out`. An object the codec refuses is skipped:
+  // `out` stays null, `skipped` gets its identity, it is counted and (the first time) logged.
+  // Its text is then read whole from its start, which leaves the parser after it, however deep
+  // into it the codec stopped, so the rest of the page or event reads on. Errors: only a JSON
+  // structure that cannot be walked (the page or line is unreadable past this point).
+  absl::Status DecodeOrSkip(simdjson::ondemand::object item, Ptr& out,
+                            std::optional<ObjectIdentity>& skipped) {
+    auto decoded = std::make_shared<T>();
+    const absl::Status status = codec_.Decode(item, *decoded);
+    if (status.ok()) {
+      out = std::move(decoded);
+      return absl::OkStatus();
+    }
+    bool not_empty = false;
+    if (auto e = item.reset().get(not_empty); e) return internal::JsonError(e, "skipped object");
+    std::string_view raw;
+    if (auto e = item.raw_json().get(raw); e) return internal::JsonError(e, "skipped object");
+    ObjectIdentity id = ReadObjectIdentity(raw);
+    UndecodableReports& reports =
+        options_.undecodable != nullptr ? *options_.undecodable : own_reports_;
+    if (reports.FirstReport(resource_.kind, id)) LogUndecodable(resource_.kind, id, status);
+    if (decode_errors_ != nullptr) decode_errors_->Inc({std::string(resource_.kind)});
+    {
+      absl::MutexLock lock(&mu_);
+      ++stats_.decode_errors;
+    }
+    skipped = std::move(id);
     return absl::OkStatus();
   }
 
@@ -384,9 +479,11 @@ class Informer {
   const Resource resource_;
   const Codec codec_;
   const InformerOptions options_;
+  metrics::Counter* const decode_errors_;  // null without options_.metrics
   Store<T> store_;
   std::vector<EventHandler<T>> handlers_;
   simdjson::ondemand::parser parser_;  // watch thread only
+  UndecodableReports own_reports_;     // without options_.undecodable
 
   mutable absl::Mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;

@@ -81,7 +81,9 @@ absl::StatusOr<std::unique_ptr<Operator>> Operator::Create(const Options& option
   op->events_ =
       std::make_unique<kube::EventRecorder>(*op->client_, op->clock_, kube::EventRecorderOptions{});
   op->cluster_ = std::make_unique<state::Cluster>(op->clock_);
-  op->informers_ = std::make_unique<state::ClusterInformers>(*op->client_, *op->cluster_);
+  op->informers_ = std::make_unique<state::ClusterInformers>(
+      *op->client_, *op->cluster_,
+      kube::InformerOptions{.metrics = &op->metrics_, .undecodable = &op->undecodable_});
 
   // Cloud provider.
   cloudprovider::CloudProvider* cloud = nullptr;
@@ -105,7 +107,7 @@ absl::StatusOr<std::unique_ptr<Operator>> Operator::Create(const Options& option
 
   op->deps_ = std::make_unique<controllers::Dependencies>(
       controllers::Dependencies{*op->client_, *op->cluster_, *op->informers_, *cloud, op->clock_,
-                                *op->events_, &op->metrics_});
+                                *op->events_, &op->metrics_, &op->undecodable_});
   op->controllers_ = BuildControllers(*op->deps_, options, op->metered_clouds_);
   if (op->aws_ != nullptr) {
     // The interruption controller replaces interrupted nodes first through the disruption

@@ -28,6 +28,7 @@
 #include "dovetail/kube/event_recorder.h"
 #include "dovetail/kube/leader_election.h"
 #include "dovetail/kube/rest_client.h"
+#include "dovetail/kube/undecodable.h"
 #include "dovetail/metrics/registry.h"
 #include "dovetail/metrics/server.h"
 #include "dovetail/operator/aws.h"
@@ -91,6 +92,7 @@ class Operator {
   std::unique_ptr<kube::Client> client_;
   std::unique_ptr<kube::EventRecorder> events_;
   std::unique_ptr<state::Cluster> cluster_;
+  kube::UndecodableReports undecodable_;  // shared by every informer
   std::unique_ptr<state::ClusterInformers> informers_;
   std::unique_ptr<AwsStack> aws_;  // --cloud-provider aws: the clients and the provider
   std::unique_ptr<cloudprovider::CloudProvider> cloud_;  // kwok

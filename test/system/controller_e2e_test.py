@@ -14,7 +14,8 @@ etcd, kube-scheduler, kube-controller-manager, kwok).
   4. Deleting a NodeClaim drains and removes its Node; every pod runs again (on a replacement).
   5. SIGTERM stops the controller cleanly (exit 0).
 Along the way: /readyz and /metrics (karpenter_pods_state, karpenter_nodeclaims_created_total,
-karpenter_scheduler_scheduling_duration_seconds) on the ports the controller logs.
+karpenter_scheduler_scheduling_duration_seconds, dovetail_informer_decode_errors_total with no
+sample) on the ports the controller logs.
 
 Usage: controller_e2e_test.py DOVETAIL_BINARY. Needs KUBECONFIG and DOVETAIL_K8S_BIN (set by
 dovetail_kube_test). Prints `N passed, M failed` last; exits non-zero if anything failed.
@@ -214,6 +215,11 @@ def main() -> int:
             check("karpenter_scheduler_scheduling_duration_seconds is exported",
                   'karpenter_scheduler_scheduling_duration_seconds_count{controller="provisioner"}'
                   in text)
+            # Every informer's objects decoded: the family is registered, with no sample.
+            check("dovetail_informer_decode_errors_total is exported and counted nothing",
+                  "# TYPE dovetail_informer_decode_errors_total counter" in text and
+                  "dovetail_informer_decode_errors_total{" not in text,
+                  str([l for l in text.splitlines() if "dovetail_informer_decode_errors" in l][:3]))
         except OSError as e:
             check("/metrics and /readyz are served", False, f"{ports}: {e}")
 

@@ -83,10 +83,14 @@ DisruptionController::DisruptionController(const Dependencies& deps, ControllerO
       options_(std::move(options)),
       writer_(deps.client, deps.events, deps.clock),
       queue_(deps.cluster, deps.clock, deps.metrics, writer_, options_.queue),
-      node_pools_(deps.client, kube::resources::kNodePools, {}, options_.informer_options),
-      pdbs_(deps.client, kube::resources::kPodDisruptionBudgets, {}, options_.informer_options),
-      daemon_sets_(deps.client, kube::resources::kDaemonSets, {}, options_.informer_options),
-      namespaces_(deps.client, kube::resources::kNamespaces, {}, options_.informer_options),
+      node_pools_(deps.client, kube::resources::kNodePools, {},
+                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
+      pdbs_(deps.client, kube::resources::kPodDisruptionBudgets, {},
+            options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
+      daemon_sets_(deps.client, kube::resources::kDaemonSets, {},
+                   options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
+      namespaces_(deps.client, kube::resources::kNamespaces, {},
+                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
       scheduler_metrics_(deps.metrics, "disruption", deps.clock) {
   // Wake the loop early when a NodeClaim may have become a candidate (or stopped being one).
   std::shared_ptr<std::atomic<bool>> poked = poked_;

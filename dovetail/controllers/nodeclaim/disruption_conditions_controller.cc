@@ -53,7 +53,8 @@ DisruptionConditionsController::DisruptionConditionsController(const Dependencie
                                                                DisruptionConditionsOptions options)
     : deps_(deps),
       options_(std::move(options)),
-      node_pools_(deps.client, kube::resources::kNodePools, {}, options_.informer_options) {
+      node_pools_(deps.client, kube::resources::kNodePools, {},
+                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)) {
   using ClaimPtr = std::shared_ptr<const v1::NodeClaim>;
   deps_.informers.node_claims().AddHandler({
       .on_add =

@@ -30,7 +30,8 @@ nlohmann::json AnnotationsPatch(const core::StringMap& annotations,
 HashController::HashController(const Dependencies& deps, HashOptions options)
     : deps_(deps),
       options_(std::move(options)),
-      node_pools_(deps.client, kube::resources::kNodePools, {}, options_.informer_options) {
+      node_pools_(deps.client, kube::resources::kNodePools, {},
+                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)) {
   using PoolPtr = std::shared_ptr<const v1::NodePool>;
   node_pools_.AddHandler({
       .on_add = [this](const PoolPtr& pool) { Enqueue(pool->metadata.name); },

@@ -28,7 +28,8 @@ bool PoolChanged(const v1::NodePool& before, const v1::NodePool& after) {
 StatusController::StatusController(const Dependencies& deps, StatusOptions options)
     : deps_(deps),
       options_(std::move(options)),
-      node_pools_(deps.client, kube::resources::kNodePools, {}, options_.informer_options) {
+      node_pools_(deps.client, kube::resources::kNodePools, {},
+                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)) {
   using PoolPtr = std::shared_ptr<const v1::NodePool>;
   node_pools_.AddHandler({
       .on_add = [this](const PoolPtr& pool) { Enqueue(pool->metadata.name); },

@@ -369,7 +369,8 @@ StatusConditionMetricsController::StatusConditionMetricsController(
     const Dependencies& deps, StatusConditionMetricsOptions options)
     : deps_(deps),
       options_(std::move(options)),
-      node_pools_(deps.client, kube::resources::kNodePools, {}, options_.informer_options),
+      node_pools_(deps.client, kube::resources::kNodePools, {},
+                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
       loop_(kube::WorkQueueOptions{}.WithMetrics(Name(), deps_.metrics), options_.period, [this] {
         Collect();
         return absl::OkStatus();
@@ -394,7 +395,8 @@ StatusConditionMetricsController::StatusConditionMetricsController(
   if (options_.ec2_node_classes) {
     node_classes_ = std::make_unique<EC2NodeClassInformer>(
         deps_.client, kube::resources::kEC2NodeClasses,
-        kube::ApiObjectCodec<apis::aws::v1::EC2NodeClass>{}, options_.informer_options);
+        kube::ApiObjectCodec<apis::aws::v1::EC2NodeClass>{},
+        options_.informer_options.WithReporting(deps_.metrics, deps_.undecodable));
     node_classes_->AddHandler({
         .on_add = [this](const auto& o) { OnChange(ConditionKind::kEC2NodeClass, *o); },
         .on_update = [this](const auto&,

@@ -85,9 +85,12 @@ Provisioner::Provisioner(const Dependencies& deps, Options options)
       batcher_(std::make_shared<Batcher>(deps.clock,
                                          BatcherOptions{.idle = options_.batch_idle_duration,
                                                         .max = options_.batch_max_duration})),
-      node_pools_(deps.client, kube::resources::kNodePools, {}, options_.informer_options),
-      daemon_sets_(deps.client, kube::resources::kDaemonSets, {}, options_.informer_options),
-      namespaces_(deps.client, kube::resources::kNamespaces, {}, options_.informer_options),
+      node_pools_(deps.client, kube::resources::kNodePools, {},
+                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
+      daemon_sets_(deps.client, kube::resources::kDaemonSets, {},
+                   options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
+      namespaces_(deps.client, kube::resources::kNamespaces, {},
+                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
       scheduler_metrics_(deps.metrics, "provisioner", deps.clock) {
   using PodPtr = std::shared_ptr<const kube::PodInfo>;
   std::shared_ptr<Batcher> batcher = batcher_;

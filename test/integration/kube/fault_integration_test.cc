@@ -7,10 +7,13 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/kube/leader_election.h"
+#include "dovetail/kube/undecodable.h"
+#include "dovetail/metrics/registry.h"
 #include "gtest/gtest.h"
 #include "test/integration/kube/fault_proxy.h"
 #include "test/integration/kube/test_env.h"
@@ -131,6 +134,81 @@ TEST(FaultIntegrationTest, InformerCacheSurvivesErrorsCutWatchesAndSlowResponses
     // A key is added again only if a re-list found it deleted meanwhile; names are unique here.
     EXPECT_EQ(n, 1) << key;
   }
+  informer.Stop();
+}
+
+// The proxy rewrites one pod ("bad") into JSON no decoder accepts, in every List and watch event
+// that carries it. The informer must sync without it, count and skip it, and keep following the
+// other pods: no failed list or watch, no re-list.
+TEST(FaultIntegrationTest, InformerSkipsAnUndecodableObjectAndKeepsFollowingTheOthers) {
+  const RestConfig config = KubeconfigFromEnv();
+  auto direct_rest = NewRestClient(config);
+  Client direct(*direct_rest);
+  const std::string ns = UniqueName("undecodable");
+  CreateNamespace(direct, ns);
+  for (const std::string name : {"a", "bad", "b"}) {
+    ASSERT_TRUE(direct.Create(resources::kPods, ns, PodJson(ns, name).dump()).ok());
+  }
+
+  FaultProxy proxy(config);
+  proxy.SetFaults({.undecodable = "bad"});
+  auto proxied_rest = NewRestClient(proxy.ClientConfig());
+  Client proxied(*proxied_rest);
+  StringPool pool;
+  DecodeContext ctx{.pool = &pool};
+  metrics::Registry registry;
+  Informer<PodCodec> informer(proxied, resources::kPods, PodCodec{&ctx},
+                              {.ns = ns, .page_size = 2, .metrics = &registry});
+  const metrics::Counter& decode_errors =
+      registry.NewCounter(kInformerDecodeErrorsMetric, "", {"kind"});
+  auto cached = [&] {
+    std::map<std::string, std::string> state;
+    for (const auto& p : informer.store().List()) state[p->meta.name] = p->meta.resource_version;
+    return state;
+  };
+  auto names = [&] {
+    std::vector<std::string> out;
+    for (const auto& [name, rv] : cached()) out.push_back(name);
+    return out;
+  };
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(absl::Now() + absl::Seconds(60))) << informer.stats().last_error;
+  EXPECT_EQ(names(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_GE(proxy.injected(), 1);
+  EXPECT_EQ(decode_errors.Value({"Pod"}), 1);
+  EXPECT_EQ(informer.stats().decode_errors, 1);
+
+  // The bad pod changes (a watch event the proxy rewrites too), then pods around it change.
+  ASSERT_TRUE(direct
+                  .Patch(resources::kPods, ns, "bad", PatchType::kMerge,
+                         R"({"metadata":{"labels":{"changed":"1"}}})")
+                  .ok());
+  ASSERT_TRUE(direct.Create(resources::kPods, ns, PodJson(ns, "after").dump()).ok());
+  auto a_patched = direct.Patch(resources::kPods, ns, "a", PatchType::kMerge,
+                                R"({"metadata":{"labels":{"changed":"1"}}})");
+  ASSERT_TRUE(a_patched.ok()) << a_patched.status();
+  const std::string a_rv = nlohmann::json::parse(*a_patched)["metadata"]["resourceVersion"];
+  ASSERT_TRUE(direct.Delete(resources::kPods, ns, "b", {.grace_period_seconds = 0}).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    auto state = cached();
+    return state.size() == 2 && state.contains("after") && state["a"] == a_rv;
+  })) << "cache: "
+      << absl::StrJoin(names(), ",") << "; " << informer.stats().last_error;
+  EXPECT_EQ(decode_errors.Value({"Pod"}), 2);  // the list item and the MODIFIED event
+
+  // Once the object decodes again (the fault is gone), its next change brings it in.
+  proxy.SetFaults({});
+  ASSERT_TRUE(direct
+                  .Patch(resources::kPods, ns, "bad", PatchType::kMerge,
+                         R"({"metadata":{"labels":{"changed":"2"}}})")
+                  .ok());
+  ASSERT_TRUE(WaitFor([&] { return cached().contains("bad"); }))
+      << "cache: " << absl::StrJoin(names(), ",");
+
+  const InformerStats stats = informer.stats();
+  EXPECT_EQ(stats.errors, 0) << stats.last_error;  // no list or watch failed
+  EXPECT_EQ(stats.lists, 1);                       // and nothing forced a re-list
+  EXPECT_EQ(stats.decode_errors, 2);
   informer.Stop();
 }
 

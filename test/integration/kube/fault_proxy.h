@@ -1,8 +1,9 @@
 // An HTTP proxy in front of the real API server that injects faults: every Nth request answered
 // 500, every Nth write answered 409 Conflict, every Nth request answered 429 with Retry-After,
-// watch streams cut abruptly after N bytes (mid-event), responses delayed, or everything refused
-// (a partition). Clients talk plain HTTP to it; it talks to the API server with the
-// fixture's credentials through a kube::RestClient without retries.
+// watch streams cut abruptly after N bytes (mid-event), responses delayed, everything refused
+// (a partition), or one named object rewritten into well-formed JSON that no decoder accepts,
+// wherever a List or a watch event carries it. Clients talk plain HTTP to it; it talks to the API
+// server with the fixture's credentials through a kube::RestClient without retries.
 // Test-only. Thread-safe (httplib serves requests on its own thread pool).
 #pragma once
 
@@ -34,6 +35,9 @@ struct Faults {
   // API server's priority and fairness answers (0: never). Not applied to watches.
   int throttle_every = 0;
   int retry_after_seconds = 1;
+  // metadata.name of an object to rewrite in List items and watch events: its metadata is kept,
+  // its spec becomes a string and its status an array (see Undecodable()). Empty: none.
+  std::string undecodable;
 };
 
 class FaultProxy {
@@ -75,6 +79,17 @@ class FaultProxy {
   int64_t injected() const { return injected_.load(); }
   int64_t throttled() const { return throttled_.load(); }
 
+  // `object` with its spec and status replaced by values of the wrong JSON type, independent of
+  // the object's kind and fields; metadata is kept, so a client can still name it. Ordered JSON
+  // throughout: the API server writes a watch event's "type" before its "object", and clients
+  // may rely on it.
+  static nlohmann::ordered_json Undecodable(const nlohmann::ordered_json& object) {
+    nlohmann::ordered_json out = object;
+    out["spec"] = "undecodable: rewritten by the fault proxy";
+    out["status"] = nlohmann::ordered_json::array({1, 2, 3});
+    return out;
+  }
+
  private:
   Faults faults() {
     absl::MutexLock lock(&mu_);
@@ -92,6 +107,35 @@ class FaultProxy {
                                     {"message", message}})
                         .dump(),
                     "application/json");
+  }
+
+  // A List body with the items named `name` made undecodable; other bodies unchanged.
+  std::string RewriteList(const std::string& body, const std::string& name) {
+    nlohmann::ordered_json list =
+        nlohmann::ordered_json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) return body;
+    bool rewritten = false;
+    for (nlohmann::ordered_json& item : list["items"]) {
+      if (item.value("/metadata/name"_json_pointer, "") != name) continue;
+      item = Undecodable(item);
+      rewritten = true;
+      ++injected_;
+    }
+    return rewritten ? list.dump() : body;
+  }
+
+  // One watch event line (without its newline), rewritten if its object is named `name`.
+  std::string RewriteEvent(std::string line, const std::string& name) {
+    if (name.empty() || line.find("\"" + name + "\"") == std::string::npos) return line;
+    nlohmann::ordered_json event =
+        nlohmann::ordered_json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!event.is_object() || !event.contains("object") ||
+        event["object"].value("/metadata/name"_json_pointer, "") != name) {
+      return line;
+    }
+    event["object"] = Undecodable(event["object"]);
+    ++injected_;
+    return event.dump();
   }
 
   void Serve(const httplib::Request& req, httplib::Response& res) {
@@ -116,9 +160,9 @@ class FaultProxy {
       return WriteStatus(res, 409, "Conflict",
                          "Operation cannot be fulfilled: the object has been modified (injected)");
     }
-    const bool is_watch = req.target.find("watch=1") != std::string::npos ||
-                          req.target.find("watch=true") != std::string::npos;
-    if (!is_watch && f.throttle_every > 0 && n % f.throttle_every == 0) {
+    const bool watch = req.target.find("watch=1") != std::string::npos ||
+                       req.target.find("watch=true") != std::string::npos;
+    if (!watch && f.throttle_every > 0 && n % f.throttle_every == 0) {
       ++injected_;
       ++throttled_;
       res.set_header("Retry-After", std::to_string(f.retry_after_seconds));
@@ -130,13 +174,13 @@ class FaultProxy {
                    .body = req.body,
                    .content_type = req.get_header_value("Content-Type"),
                    .retry = false};
-    const bool watch = req.target.find("watch=1") != std::string::npos ||
-                       req.target.find("watch=true") != std::string::npos;
     if (!watch) {
       absl::StatusOr<HttpResponse> response = upstream_->Do(up);
       if (response.ok()) {
         res.status = response->code;
-        res.set_content(response->body, "application/json");
+        res.set_content(
+            f.undecodable.empty() ? response->body : RewriteList(response->body, f.undecodable),
+            "application/json");
       } else {
         const int code = HttpCodeOf(response.status());
         WriteStatus(res, code == 0 ? 502 : code, ReasonOf(response.status()),
@@ -151,10 +195,27 @@ class FaultProxy {
         "application/json;stream=watch", [this, up, cut](size_t, httplib::DataSink& sink) {
           size_t sent = 0;
           bool cut_now = false;
+          std::string pending;    // an incomplete event line (while `undecodable` is set)
+          std::string rewritten;  // the complete lines of one chunk, rewritten
           absl::Status status = upstream_->Stream(
               up,
               [&](std::string_view chunk) {
                 if (partitioned_.load()) return false;
+                // Read at every chunk: clearing the fault takes effect on open watches too.
+                const std::string undecodable = faults().undecodable;
+                if (!undecodable.empty() || !pending.empty()) {
+                  pending.append(chunk);
+                  rewritten.clear();
+                  size_t start = 0;
+                  for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos;
+                       start = nl + 1) {
+                    rewritten += RewriteEvent(pending.substr(start, nl - start), undecodable);
+                    rewritten += '\n';
+                  }
+                  pending.erase(0, start);
+                  if (rewritten.empty()) return true;
+                  chunk = rewritten;
+                }
                 if (cut > 0 && sent >= cut) {
                   // Send part of the chunk, then drop the connection mid-event.
                   sink.write(chunk.data(), chunk.size() / 2);

@@ -8,6 +8,9 @@
 // NodeClaims itself through the kwok provider and writes status.providerID/capacity, as the
 // launch step does, so that the second batch sees them as capacity.
 //
+// The cluster-state informers read through the fault proxy of test/integration/kube, which makes
+// the pod named kUndecodablePod undecodable wherever a list or watch event carries it.
+//
 // Other integration tests share the API server, so every assertion is about this test's objects.
 
 #include <cstdlib>
@@ -33,6 +36,7 @@
 #include "dovetail/state/state_test_util.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "test/integration/kube/fault_proxy.h"
 #include "test/integration/kube/test_env.h"
 
 namespace dovetail::controllers::provisioning {
@@ -41,6 +45,8 @@ namespace {
 using kube::testing::UniqueName;
 using kube::testing::WaitFor;
 namespace v1 = apis::v1;
+
+constexpr char kUndecodablePod[] = "undecodable-pod";
 
 void InstallCrds(kube::Client& client) {
   const char* bin = std::getenv("DOVETAIL_K8S_BIN");
@@ -96,7 +102,12 @@ class ProvisioningIntegrationTest : public ::testing::Test {
     ASSERT_TRUE(catalog.ok()) << catalog.status();
     cloud_ = std::make_unique<cloudprovider::kwok::KwokCloudProvider>(*client_, *catalog);
     events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
-    informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
+    proxy_ = std::make_unique<kube::testing::FaultProxy>(kube::testing::KubeconfigFromEnv());
+    proxy_->SetFaults({.undecodable = kUndecodablePod});
+    informer_rest_ = kube::testing::NewRestClient(proxy_->ClientConfig());
+    ASSERT_NE(informer_rest_, nullptr);
+    informer_client_ = std::make_unique<kube::Client>(*informer_rest_);
+    informers_ = std::make_unique<state::ClusterInformers>(*informer_client_, cluster_);
     deps_ = std::make_unique<Dependencies>(
         Dependencies{*client_, cluster_, *informers_, *cloud_, clock_, *events_, &metrics_});
 
@@ -258,6 +269,9 @@ class ProvisioningIntegrationTest : public ::testing::Test {
   std::unique_ptr<kube::Client> client_;
   std::unique_ptr<cloudprovider::kwok::KwokCloudProvider> cloud_;
   std::unique_ptr<kube::EventRecorder> events_;
+  std::unique_ptr<kube::testing::FaultProxy> proxy_;
+  std::unique_ptr<kube::RestClient> informer_rest_;
+  std::unique_ptr<kube::Client> informer_client_;
   std::unique_ptr<state::ClusterInformers> informers_;
   std::unique_ptr<Dependencies> deps_;
   std::unique_ptr<Provisioner> provisioner_;
@@ -375,6 +389,24 @@ TEST_F(ProvisioningIntegrationTest, CreatesNodeClaimsForPendingPodsAndHoldsLimit
         << pod;
   }
   EXPECT_EQ(provisioner_->stats().node_claim_create_errors, 0);
+}
+
+// Issue 20: one pending pod the informers cannot decode froze the pod cache, and the provisioner
+// never saw the pods created after it. Now it is skipped and the others get their NodeClaims.
+TEST_F(ProvisioningIntegrationTest, AnUndecodablePodDoesNotStopProvisioningForTheOthers) {
+  CreatePendingPod(kUndecodablePod, "1");
+  for (const char* name : {"p1", "p2"}) CreatePendingPod(name, "2500m");
+  ASSERT_TRUE(WaitFor([&] { return Unschedulable("p1") && Unschedulable("p2"); }))
+      << informers_->pods().stats().last_error;
+  provisioner_->Start();
+  ASSERT_TRUE(WaitFor([&] { return provisioner_->stats().node_claims_created >= 2; }))
+      << Describe();
+  EXPECT_EQ(Claims().size(), 2u) << Describe();
+  EXPECT_EQ(informers_->pods().store().Get(ns_ + "/" + kUndecodablePod), nullptr);
+  const kube::InformerStats stats = informers_->pods().stats();
+  EXPECT_GE(stats.decode_errors, 2);  // its creation and its status update
+  EXPECT_EQ(stats.errors, 0) << stats.last_error;
+  EXPECT_GE(proxy_->injected(), 2);
 }
 
 TEST_F(ProvisioningIntegrationTest, IgnoresPodsOutsideItsRulesAndExplainsUnplaceablePods) {

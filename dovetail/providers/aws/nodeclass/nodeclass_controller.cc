@@ -90,7 +90,8 @@ NodeClassController::NodeClassController(const controllers::Dependencies& deps, 
                 {.cluster_name = options_.cluster_name,
                  .region = options_.region,
                  .grace = options_.instance_profile_grace}),
-      node_classes_(deps.client, kube::resources::kEC2NodeClasses, {}, options_.informer_options) {
+      node_classes_(deps.client, kube::resources::kEC2NodeClasses, {},
+                    options_.informer_options.WithReporting(deps.metrics, deps.undecodable)) {
   using ClassPtr = std::shared_ptr<const awsv1::EC2NodeClass>;
   node_classes_.AddHandler({
       .on_add = [this](const ClassPtr& c) { Enqueue(c->metadata.name); },
