@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "dovetail/common/absl_compat.h"
+#include "dovetail/common/input_limits.h"
 #include "dovetail/common/status_macros.h"
 #include "yaml-cpp/yaml.h"
 
@@ -125,6 +126,7 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 
 absl::StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, std::string_view base_dir,
                                            std::string_view context) {
+  RETURN_IF_ERROR(CheckSize(yaml.size(), kMaxKubeconfigBytes, "kubeconfig"));
   try {
     const YAML::Node root = YAML::Load(std::string(yaml));
     if (!root.IsMap()) return absl::InvalidArgumentError("kubeconfig: not a mapping");
@@ -135,7 +137,7 @@ absl::StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, std::string_vi
 }
 
 absl::StatusOr<RestConfig> LoadKubeconfigFile(const std::string& path, std::string_view context) {
-  ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+  ASSIGN_OR_RETURN(const std::string text, ReadFileAtMost(path, kMaxKubeconfigBytes, "kubeconfig"));
   const size_t slash = path.rfind('/');
   const std::string base_dir = slash == std::string::npos ? "." : path.substr(0, slash);
   return ParseKubeconfig(text, base_dir, context);

@@ -45,8 +45,9 @@ struct RestConfig {
 };
 
 // Parses kubeconfig YAML. Relative file paths resolve against `base_dir`. An empty `context`
-// selects current-context. Errors: InvalidArgument (malformed, missing context/cluster/user),
-// NotFound (a referenced file is missing).
+// selects current-context. Errors: InvalidArgument (malformed, missing context/cluster/user, more
+// than kMaxKubeconfigBytes of common/input_limits.h; yaml-cpp refuses nesting deeper than its own
+// guard), NotFound (a referenced file is missing).
 absl::StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, std::string_view base_dir,
                                            std::string_view context = {});
 absl::StatusOr<RestConfig> LoadKubeconfigFile(const std::string& path,
