@@ -13,8 +13,9 @@
 
 namespace dovetail {
 
-// A kubeconfig file (kube/config.h). Real ones are kilobytes; embedded certificates for a few
-// hundred clusters stay under a megabyte.
+// A kubeconfig file, and each certificate, key or token file it or the service account names
+// (kube/config.h). Real ones are kilobytes; embedded certificates for a few hundred clusters stay
+// under a megabyte.
 inline constexpr size_t kMaxKubeconfigBytes = size_t{16} << 20;  // 16 MiB
 // One manifest file or standard input read by the CLI (`validate`, `simulate`, `convert`, `hash`;
 // apis/core/manifest.h). A simulate fixture of 20,000 pods is about 20 MiB.

@@ -1,8 +1,6 @@
 #include "dovetail/kube/config.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -116,12 +114,7 @@ absl::StatusOr<RestConfig> ParseKubeconfigNode(const YAML::Node& root, std::stri
 }  // namespace
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  std::ostringstream out;
-  out << in.rdbuf();
-  if (in.bad()) return absl::InternalError(absl::StrCat("cannot read ", path));
-  return out.str();
+  return ReadFileAtMost(path, kMaxKubeconfigBytes, "file");
 }
 
 absl::StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, std::string_view base_dir,

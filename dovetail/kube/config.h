@@ -63,7 +63,10 @@ absl::StatusOr<RestConfig> InClusterConfig(const InClusterPaths& paths = {});
 // $KUBECONFIG (first entry), else the in-cluster config, else ~/.kube/config.
 absl::StatusOr<RestConfig> LoadDefaultConfig();
 
-// Reads a whole file. Errors: NotFound, Internal.
+// Reads a whole file (a certificate, key or token that a kubeconfig or the service account names)
+// of at most kMaxKubeconfigBytes (common/input_limits.h), so that a kubeconfig naming /dev/zero
+// cannot exhaust memory. Errors: NotFound (or another errno code) when it cannot be opened,
+// InvalidArgument when it is larger or a directory, Unavailable for a read error.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
 }  // namespace dovetail::kube

@@ -119,6 +119,17 @@ TEST(ParseKubeconfigTest, RefusesKubeconfigsOverTheSizeLimit) {
   std::filesystem::remove(path);
 }
 
+TEST(ParseKubeconfigTest, AFileItNamesIsReadOnlyUpToTheLimit) {
+  const std::string yaml = R"(
+current-context: x
+clusters: [{name: c, cluster: {server: "https://h", certificate-authority: /dev/zero}}]
+contexts: [{name: x, context: {cluster: c}}]
+)";
+  const absl::Status status = ParseKubeconfig(yaml, "/").status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("/dev/zero"), std::string::npos) << status;
+}
+
 TEST(ParseKubeconfigTest, DeepNestingIsAnErrorNotACrash) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   EXPECT_EQ(ParseKubeconfig(deep, "/").status().code(), absl::StatusCode::kInvalidArgument);
