@@ -30,6 +30,10 @@ inline constexpr size_t kMaxUserDataBytes = size_t{16} << 10;  // 16 KiB
 // Nesting of tables, arrays and inline tables in Bottlerocket TOML user data (dotted keys count
 // one level per part). Bottlerocket's settings tree is about 5 levels deep.
 inline constexpr int kMaxTomlDepth = 32;
+// An AWS shared config or credentials file (AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE) and
+// the token files of web identity and the container credential source (providers/aws/). Real
+// ones are kilobytes.
+inline constexpr size_t kMaxAwsSharedFileBytes = size_t{16} << 20;  // 16 MiB
 // A NodePool disruption budget's cron schedule (apis/validation/cron.h). Five fields of lists:
 // real schedules are under 100 characters.
 inline constexpr size_t kMaxCronScheduleBytes = 1024;
