@@ -8,6 +8,7 @@
 #include "dovetail/cli/commands.h"
 #include "dovetail/common/duration.h"
 #include "dovetail/common/log.h"
+#include "dovetail/common/thread_entry.h"
 #include "dovetail/operator/operator.h"
 
 namespace dovetail::cli {
@@ -89,7 +90,7 @@ int RunController(const ControllerFlags& flags) {
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   op::Operator* o = operator_->get();
-  std::thread watcher([o] {
+  std::thread watcher = StartThread("signal-watcher", [o] {
     while (g_signalled == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     o->RequestStop();
   });

@@ -28,6 +28,7 @@
 #include "absl/types/span.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/common/absl_compat.h"
+#include "dovetail/common/input_limits.h"
 #include "dovetail/common/status_macros.h"
 
 namespace dovetail::cloudprovider {
@@ -373,12 +374,7 @@ constexpr std::string_view kOfferingColumns[] = {"region", "zone", "zone_id", "i
 // ---------------------------------------------------------------------------------------
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading ", path));
-  return std::move(content).str();
+  return ReadFileAtMost(path, kMaxCatalogFileBytes, "catalog file");
 }
 
 absl::Status WriteFile(const std::string& path, std::string_view content) {

@@ -194,7 +194,7 @@ std::string FormatOfferingsCsv(const std::vector<OfferingRow>& rows);
 
 // Reads instance-types.csv and on-demand-prices.csv (required) and spot-prices.csv and
 // offerings.csv (if present) from `directory`. Errors: NotFound for a missing required file,
-// InvalidArgument for bad content.
+// InvalidArgument for bad content or a file over kMaxCatalogFileBytes (common/input_limits.h).
 absl::StatusOr<CatalogFiles> ReadCatalogDirectory(const std::string& directory);
 // Reads the files at the given paths; an empty spot path means no spot file.
 absl::StatusOr<CatalogFiles> ReadCatalogFiles(const std::string& instance_types_path,

@@ -686,5 +686,16 @@ TEST(AwsCatalogParseTest, RejectsBadOfferingRows) {
   EXPECT_TRUE(ParseOfferingsCsv(header + "r,za,id1,t\nr,zb,id2,t\n", "o.csv").ok());
 }
 
+TEST(AwsCatalogFilesTest, AFileOverTheSizeLimitIsInvalidArgumentNotRead) {
+  const std::string dir = dovetail::testing::ProcessTempDir("aws_catalog_huge");
+  std::ofstream(dir + "/on-demand-prices.csv") << "";
+  std::ofstream(dir + "/instance-types.csv") << "";
+  std::filesystem::resize_file(dir + "/instance-types.csv", uintmax_t{1} << 40);  // sparse
+  const absl::Status status = ReadCatalogDirectory(dir).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("more than the limit"));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace dovetail::cloudprovider

@@ -18,8 +18,13 @@ extern char** environ;
 namespace dovetail {
 namespace {
 
-// Reaps `pid`, killing it first if it is still running at `deadline` (a child that closed its
-// stdout but did not exit).
+// Kills the child and everything it started: RunSubprocess makes it the leader of its own process
+// group, so a shell script's own children (a `sleep`, a `curl` waiting on a dead server) go too.
+// Called only before the child is reaped, while its process group id cannot be reused.
+void KillGroup(pid_t pid) { kill(-pid, SIGKILL); }
+
+// Reaps `pid`, killing its process group first if it is still running at `deadline` (a child that
+// closed its stdout but did not exit).
 int WaitFor(pid_t pid, absl::Time deadline) {
   int wstatus = 0;
   while (true) {
@@ -27,7 +32,7 @@ int WaitFor(pid_t pid, absl::Time deadline) {
     if (r == pid) break;
     if (r < 0 && errno != EINTR) return -1;
     if (absl::Now() >= deadline) {
-      kill(pid, SIGKILL);
+      KillGroup(pid);
       while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
       }
       break;
@@ -51,6 +56,10 @@ absl::StatusOr<SubprocessResult> RunSubprocess(const std::vector<std::string>& a
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);  // a new group whose id is the child's pid
 
   std::vector<std::string> argv_storage = argv;
   std::vector<std::string> env_storage;
@@ -67,8 +76,9 @@ absl::StatusOr<SubprocessResult> RunSubprocess(const std::vector<std::string>& a
 
   pid_t pid = 0;
   const int rc =
-      posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, c_argv.data(), c_env.data());
+      posix_spawnp(&pid, argv[0].c_str(), &actions, &attributes, c_argv.data(), c_env.data());
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   close(out_pipe[1]);
   if (rc != 0) {
     close(out_pipe[0]);
@@ -101,7 +111,7 @@ absl::StatusOr<SubprocessResult> RunSubprocess(const std::vector<std::string>& a
     }
   }
   close(out_pipe[0]);
-  if (!failure.ok()) kill(pid, SIGKILL);
+  if (!failure.ok()) KillGroup(pid);
   result.exit_code = WaitFor(pid, deadline);
   if (!failure.ok()) return failure;
   return result;

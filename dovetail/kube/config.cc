@@ -1,8 +1,6 @@
 #include "dovetail/kube/config.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -11,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "dovetail/common/absl_compat.h"
+#include "dovetail/common/input_limits.h"
 #include "dovetail/common/status_macros.h"
 #include "yaml-cpp/yaml.h"
 
@@ -115,16 +114,12 @@ absl::StatusOr<RestConfig> ParseKubeconfigNode(const YAML::Node& root, std::stri
 }  // namespace
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  std::ostringstream out;
-  out << in.rdbuf();
-  if (in.bad()) return absl::InternalError(absl::StrCat("cannot read ", path));
-  return out.str();
+  return ReadFileAtMost(path, kMaxKubeconfigBytes, "file");
 }
 
 absl::StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, std::string_view base_dir,
                                            std::string_view context) {
+  RETURN_IF_ERROR(CheckSize(yaml.size(), kMaxKubeconfigBytes, "kubeconfig"));
   try {
     const YAML::Node root = YAML::Load(std::string(yaml));
     if (!root.IsMap()) return absl::InvalidArgumentError("kubeconfig: not a mapping");
@@ -135,7 +130,7 @@ absl::StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, std::string_vi
 }
 
 absl::StatusOr<RestConfig> LoadKubeconfigFile(const std::string& path, std::string_view context) {
-  ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+  ASSIGN_OR_RETURN(const std::string text, ReadFileAtMost(path, kMaxKubeconfigBytes, "kubeconfig"));
   const size_t slash = path.rfind('/');
   const std::string base_dir = slash == std::string::npos ? "." : path.substr(0, slash);
   return ParseKubeconfig(text, base_dir, context);

@@ -45,8 +45,9 @@ struct RestConfig {
 };
 
 // Parses kubeconfig YAML. Relative file paths resolve against `base_dir`. An empty `context`
-// selects current-context. Errors: InvalidArgument (malformed, missing context/cluster/user),
-// NotFound (a referenced file is missing).
+// selects current-context. Errors: InvalidArgument (malformed, missing context/cluster/user, more
+// than kMaxKubeconfigBytes of common/input_limits.h; yaml-cpp refuses nesting deeper than its own
+// guard), NotFound (a referenced file is missing).
 absl::StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, std::string_view base_dir,
                                            std::string_view context = {});
 absl::StatusOr<RestConfig> LoadKubeconfigFile(const std::string& path,
@@ -62,7 +63,10 @@ absl::StatusOr<RestConfig> InClusterConfig(const InClusterPaths& paths = {});
 // $KUBECONFIG (first entry), else the in-cluster config, else ~/.kube/config.
 absl::StatusOr<RestConfig> LoadDefaultConfig();
 
-// Reads a whole file. Errors: NotFound, Internal.
+// Reads a whole file (a certificate, key or token that a kubeconfig or the service account names)
+// of at most kMaxKubeconfigBytes (common/input_limits.h), so that a kubeconfig naming /dev/zero
+// cannot exhaust memory. Errors: NotFound (or another errno code) when it cannot be opened,
+// InvalidArgument when it is larger or a directory, Unavailable for a read error.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
 }  // namespace dovetail::kube

@@ -1,11 +1,14 @@
 #include "dovetail/kube/config.h"
 
+#include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "dovetail/common/input_limits.h"
 #include "dovetail/common/test_temp_dir.h"
 #include "gtest/gtest.h"
 
@@ -100,6 +103,38 @@ contexts: [{name: x, context: {cluster: c}}]
 )";
   EXPECT_EQ(ParseKubeconfig(yaml, "/").status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(ParseKubeconfig("{{{", "/").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ParseKubeconfigTest, RefusesKubeconfigsOverTheSizeLimit) {
+  const std::string padding(kMaxKubeconfigBytes, '#');  // a comment: valid YAML of any length
+  const absl::Status status = ParseKubeconfig(padding + "\n", "/").status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status.message().substr(0, 200);
+  EXPECT_NE(status.message().find("kubeconfig is 16777217 bytes"), std::string::npos)
+      << status.message().substr(0, 200);
+
+  const std::string path = TempDir() + "/huge-kubeconfig";
+  std::ofstream(path) << "";
+  std::filesystem::resize_file(path, uintmax_t{1} << 40);  // sparse: nothing is read
+  EXPECT_EQ(LoadKubeconfigFile(path).status().code(), absl::StatusCode::kInvalidArgument);
+  std::filesystem::remove(path);
+}
+
+TEST(ParseKubeconfigTest, AFileItNamesIsReadOnlyUpToTheLimit) {
+  const std::string yaml = R"(
+current-context: x
+clusters: [{name: c, cluster: {server: "https://h", certificate-authority: /dev/zero}}]
+contexts: [{name: x, context: {cluster: c}}]
+)";
+  const absl::Status status = ParseKubeconfig(yaml, "/").status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("/dev/zero"), std::string::npos) << status;
+}
+
+TEST(ParseKubeconfigTest, DeepNestingIsAnErrorNotACrash) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_EQ(ParseKubeconfig(deep, "/").status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string deep_map = "a: " + std::string(100000, '{') + std::string(100000, '}');
+  EXPECT_EQ(ParseKubeconfig(deep_map, "/").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(InClusterConfigTest, FailsOutsideAPod) {

@@ -14,6 +14,21 @@
 #include "nlohmann/json.hpp"
 
 namespace dovetail::kube {
+namespace {
+
+// The string member `key` of an ExecCredential's status: empty when absent or null,
+// InvalidArgument when it holds another JSON type (nlohmann's get<std::string> would throw).
+absl::StatusOr<std::string> StatusString(const nlohmann::json& status, const char* key) {
+  const auto it = status.find(key);
+  if (it == status.end() || it->is_null()) return std::string();
+  if (!it->is_string()) {
+    return absl::InvalidArgumentError(absl::StrCat("exec plugin: ExecCredential status.", key,
+                                                   " is a ", it->type_name(), ", not a string"));
+  }
+  return it->get<std::string>();
+}
+
+}  // namespace
 
 CredentialProvider::CredentialProvider(const RestConfig& config, const Clock& clock,
                                        absl::Duration file_refresh)
@@ -51,10 +66,11 @@ absl::StatusOr<Credentials> CredentialProvider::Get() {
 }
 
 absl::StatusOr<std::pair<Credentials, std::optional<absl::Time>>> RunExecCredentialPlugin(
-    const ExecConfig& exec) {
+    const ExecConfig& exec, absl::Duration timeout) {
   std::vector<std::string> argv = {exec.command};
   argv.insert(argv.end(), exec.args.begin(), exec.args.end());
   SubprocessOptions options;
+  options.timeout = timeout;
   options.extra_env.assign(exec.env.begin(), exec.env.end());
   const nlohmann::json info = {{"apiVersion", exec.api_version},
                                {"kind", "ExecCredential"},
@@ -68,21 +84,21 @@ absl::StatusOr<std::pair<Credentials, std::optional<absl::Time>>> RunExecCredent
     return absl::UnavailableError(
         absl::StrCat("exec plugin ", exec.command, " failed (exit ", run->exit_code, ")"));
   }
-  const std::string& output = run->stdout_text;
-  const nlohmann::json json = nlohmann::json::parse(output, nullptr, false);
+  const nlohmann::json json = nlohmann::json::parse(run->stdout_text, nullptr, false);
   if (!json.is_object() || !json.contains("status") || !json["status"].is_object()) {
     return absl::InvalidArgumentError("exec plugin: output is not an ExecCredential with status");
   }
   const nlohmann::json& status = json["status"];
   Credentials creds;
-  creds.bearer_token = status.value("token", "");
-  creds.client_cert_pem = status.value("clientCertificateData", "");
-  creds.client_key_pem = status.value("clientKeyData", "");
+  ASSIGN_OR_RETURN(creds.bearer_token, StatusString(status, "token"));
+  ASSIGN_OR_RETURN(creds.client_cert_pem, StatusString(status, "clientCertificateData"));
+  ASSIGN_OR_RETURN(creds.client_key_pem, StatusString(status, "clientKeyData"));
   if (creds.bearer_token.empty() && creds.client_cert_pem.empty()) {
     return absl::InvalidArgumentError("exec plugin: neither token nor client certificate");
   }
   std::optional<absl::Time> expires;
-  if (const std::string ts = status.value("expirationTimestamp", ""); !ts.empty()) {
+  ASSIGN_OR_RETURN(const std::string ts, StatusString(status, "expirationTimestamp"));
+  if (!ts.empty()) {
     ASSIGN_OR_RETURN(expires, apis::core::ParseKubeTime(ts));
   }
   return std::make_pair(std::move(creds), expires);

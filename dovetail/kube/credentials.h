@@ -45,8 +45,19 @@ class CredentialProvider {
   absl::Time expires_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
-// Runs an exec credential plugin once and parses its ExecCredential. Exposed for tests.
+// How long an exec credential plugin may run before it is killed. client-go sets no limit, so a
+// hung plugin (a login prompt nobody answers, an unreachable token endpoint) would hold the
+// credential lock, and every request behind it, for ever; 30 s leaves a plugin that fetches a
+// token over the network ample time.
+inline constexpr absl::Duration kExecPluginTimeout = absl::Seconds(30);
+
+// Runs an exec credential plugin once and parses its ExecCredential. The plugin and everything
+// it started (its process group) are killed after `timeout`. Errors: DeadlineExceeded after the
+// timeout; Unavailable for a non-zero exit; InvalidArgument for output that is not an
+// ExecCredential (not JSON, no status, a member of the wrong JSON type, neither token nor client
+// certificate, a bad expirationTimestamp); those of RunSubprocess (common/subprocess.h) otherwise.
+// Exposed for tests.
 absl::StatusOr<std::pair<Credentials, std::optional<absl::Time>>> RunExecCredentialPlugin(
-    const ExecConfig& exec);
+    const ExecConfig& exec, absl::Duration timeout = kExecPluginTimeout);
 
 }  // namespace dovetail::kube

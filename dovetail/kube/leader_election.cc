@@ -6,6 +6,7 @@
 
 #include "absl/random/random.h"
 #include "absl/time/clock.h"
+#include "dovetail/common/thread_entry.h"
 #include "dovetail/kube/errors.h"
 #include "dovetail/kube/typed_client.h"
 #include "dovetail/kube/wire.h"
@@ -47,7 +48,7 @@ void LeaderElector::SetMasterStatus(bool leading) {
 }
 
 void LeaderElector::Start() {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = StartThread("leader-election", [this] { Run(); });
 }
 
 void LeaderElector::Stop() {

@@ -19,6 +19,7 @@
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/kube/errors.h"
+#include "dovetail/kube/tls_server_name.h"
 #include "dovetail/metrics/buckets.h"
 
 namespace dovetail::kube {
@@ -173,13 +174,17 @@ std::string UrlEncode(std::string_view value) {
 absl::StatusOr<std::unique_ptr<RestClient>> RestClient::Create(const RestConfig& config,
                                                                RestClientOptions options) {
   if (config.server.empty()) return absl::InvalidArgumentError("RestConfig without server");
+  ASSIGN_OR_RETURN(std::optional<TlsServerNameRoute> route,
+                   RouteForTlsServerName(config.server, config.tls_server_name));
   GlobalInit();
-  return std::unique_ptr<RestClient>(new RestClient(config, options));
+  return std::unique_ptr<RestClient>(new RestClient(config, options, std::move(route)));
 }
 
-RestClient::RestClient(const RestConfig& config, RestClientOptions options)
+RestClient::RestClient(const RestConfig& config, RestClientOptions options,
+                       std::optional<TlsServerNameRoute> route)
     : config_(config),
       options_(options),
+      route_(std::move(route)),
       owned_clock_(options.clock == nullptr ? std::make_unique<RealClock>() : nullptr),
       clock_(options.clock != nullptr ? *options.clock : *owned_clock_),
       credentials_(config_, clock_),
@@ -240,8 +245,14 @@ absl::StatusOr<HttpResponse> RestClient::Perform(Handle& handle, const HttpReque
   } else {
     state.on_data = on_data;
   }
-  const std::string url = config_.server + request.path;
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  const std::string url = config_.server + request.path;  // as errors name it
+  const std::string fetched = route_.has_value() ? route_->url_base + request.path : url;
+  curl_easy_setopt(curl, CURLOPT_URL, fetched.c_str());
+  curl_slist* connect_to = nullptr;
+  if (route_.has_value()) {
+    connect_to = curl_slist_append(connect_to, route_->connect_to.c_str());
+    curl_easy_setopt(curl, CURLOPT_CONNECT_TO, connect_to);
+  }
   curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
@@ -299,6 +310,7 @@ absl::StatusOr<HttpResponse> RestClient::Perform(Handle& handle, const HttpReque
     headers = curl_slist_append(headers, content_type.c_str());
   }
   headers = curl_slist_append(headers, "Expect:");
+  if (route_.has_value()) headers = curl_slist_append(headers, route_->host_header.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &WriteCallback);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &state);
@@ -315,6 +327,7 @@ absl::StatusOr<HttpResponse> RestClient::Perform(Handle& handle, const HttpReque
   requests_.fetch_add(1);
   const CURLcode rc = curl_easy_perform(curl);
   curl_slist_free_all(headers);
+  curl_slist_free_all(connect_to);
   long code = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
   *retry_after = state.retry_after;

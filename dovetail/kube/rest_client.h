@@ -9,6 +9,8 @@
 //    failures (reset, timeout) only for GET;
 //  - 401 makes the credentials be fetched again once (rotated token, expired exec credential).
 // Anything else non-2xx is returned as a status built by StatusFromHttp (errors.h).
+// A kubeconfig's tls-server-name is honoured: the certificate is verified against that name while
+// the connection goes to the server URL's address (tls_server_name.h).
 // Watches use Stream(), which is throttled like any request but never retried (the informer
 // owns reconnecting).
 // Metrics (with RestClientOptions::metrics), as client-go reports them in upstream Karpenter:
@@ -39,6 +41,7 @@
 #include "dovetail/kube/config.h"
 #include "dovetail/kube/credentials.h"
 #include "dovetail/kube/rate_limiter.h"
+#include "dovetail/kube/tls_server_name.h"
 #include "dovetail/metrics/registry.h"
 
 namespace dovetail::kube {
@@ -78,7 +81,8 @@ struct RestClientStats {
 
 class RestClient {
  public:
-  // Errors: InvalidArgument for an unusable config (no server).
+  // Errors: InvalidArgument for an unusable config (no server; a tls-server-name that cannot be
+  // routed, tls_server_name.h).
   static absl::StatusOr<std::unique_ptr<RestClient>> Create(const RestConfig& config,
                                                             RestClientOptions options = {});
   ~RestClient();
@@ -102,7 +106,8 @@ class RestClient {
  private:
   struct Handle;
   struct Instruments;  // the request families above
-  RestClient(const RestConfig& config, RestClientOptions options);
+  RestClient(const RestConfig& config, RestClientOptions options,
+             std::optional<TlsServerNameRoute> route);
 
   absl::StatusOr<HttpResponse> DoWithRetries(const HttpRequest& request);
   // Counts one attempt: `code` 0 when no response arrived.
@@ -119,6 +124,7 @@ class RestClient {
 
   const RestConfig config_;
   const RestClientOptions options_;
+  const std::optional<TlsServerNameRoute> route_;  // set by the kubeconfig's tls-server-name
   std::unique_ptr<RealClock> owned_clock_;
   const Clock& clock_;
   CredentialProvider credentials_;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "dovetail/common/thread_entry.h"
 #include "dovetail/metrics/buckets.h"
 
 namespace dovetail::kube {
@@ -66,7 +68,8 @@ WorkQueue::WorkQueue(WorkQueueOptions options) : options_(std::move(options)) {
     instruments_->unfinished.Set(instruments_->labels, 0);
     instruments_->longest.Set(instruments_->labels, 0);
   }
-  delay_thread_ = std::thread([this] { DelayLoop(); });
+  delay_thread_ =
+      StartThread(absl::StrCat("workqueue.delay.", options_.name), [this] { DelayLoop(); });
 }
 
 WorkQueue::~WorkQueue() {
@@ -264,7 +267,10 @@ void Controller::Start() {
     instruments_->max_workers.Set(instruments_->labels, workers_);
     instruments_->active.Set(instruments_->labels, 0);
   }
-  for (int i = 0; i < workers_; ++i) threads_.emplace_back([this] { Work(); });
+  for (int i = 0; i < workers_; ++i) {
+    threads_.push_back(
+        StartThread(absl::StrCat("reconcile.", queue_.options().name), [this] { Work(); }));
+  }
 }
 
 void Controller::Stop() {

@@ -28,6 +28,7 @@
 #include "dovetail/cloudprovider/aws_node_class_capacity.h"
 #include "dovetail/cloudprovider/aws_static_data.h"
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
+#include "dovetail/common/input_limits.h"
 #include "dovetail/scheduling/requirements.h"
 
 namespace dovetail::simulate {
@@ -53,11 +54,10 @@ absl::StatusOr<cloudprovider::Catalog> LoadCatalog(const CatalogSpec& spec,
   if (spec.catalog == "aws") {
     files = cloudprovider::BuiltInAwsCatalogFiles();
     if (files.ok() && !spec.spot_prices.empty()) {
-      std::ifstream in(spec.spot_prices, std::ios::binary);
-      if (!in.is_open()) return absl::NotFoundError(absl::StrCat("cannot read ", spec.spot_prices));
-      std::ostringstream text;
-      text << in.rdbuf();
-      auto spot = cloudprovider::ParseSpotPricesCsv(text.str(), spec.spot_prices);
+      absl::StatusOr<std::string> text =
+          ReadFileAtMost(spec.spot_prices, kMaxCatalogFileBytes, "spot price file");
+      if (!text.ok()) return text.status();
+      auto spot = cloudprovider::ParseSpotPricesCsv(*text, spec.spot_prices);
       if (!spot.ok()) return spot.status();
       files->spot_prices = *std::move(spot);
     }

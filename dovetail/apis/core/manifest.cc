@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "dovetail/common/input_limits.h"
 #include "dovetail/common/status_macros.h"
 
 namespace dovetail::apis::core {
@@ -113,6 +114,7 @@ std::string Manifest::Describe() const {
 
 absl::StatusOr<std::vector<Manifest>> ParseManifests(std::string_view text,
                                                      std::string_view source_name) {
+  RETURN_IF_ERROR(CheckSize(text.size(), kMaxManifestBytes, source_name));
   ASSIGN_OR_RETURN(std::vector<ParsedDocument> documents, ParseDocuments(text, source_name));
   std::vector<Manifest> manifests;
   manifests.reserve(documents.size());
@@ -156,26 +158,21 @@ absl::StatusOr<std::vector<Manifest>> ParseManifests(std::string_view text,
 }
 
 absl::StatusOr<std::vector<Manifest>> ReadManifests(const std::string& path) {
-  std::string text;
   if (path == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    std::string text;
+    char buffer[1 << 16];
+    while (std::cin) {
+      std::cin.read(buffer, sizeof(buffer));
+      text.append(buffer, static_cast<size_t>(std::cin.gcount()));
+      if (text.size() > kMaxManifestBytes) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "standard input is larger than the limit of ", kMaxManifestBytes, " bytes"));
+      }
+    }
     if (std::cin.bad()) return absl::UnavailableError("cannot read standard input");
     return ParseManifests(text, "<stdin>");
   }
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot read ", path, ": is a directory"));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int error = errno;
-    return absl::Status(absl::ErrnoToStatusCode(error),
-                        absl::StrCat("cannot open ", path, ": ", std::strerror(error)));
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return absl::UnavailableError(absl::StrCat("cannot read ", path));
-  text = std::move(buffer).str();
+  ASSIGN_OR_RETURN(const std::string text, ReadFileAtMost(path, kMaxManifestBytes, "manifest"));
   return ParseManifests(text, path);
 }
 

@@ -4,7 +4,8 @@
 // (e.g. `Decode(manifest.json, &node_pool)`). Used by `dovetail validate`, `simulate` and tests.
 //
 // Errors: InvalidArgument naming "<file>:<line>:<column>" for malformed YAML/JSON, invalid UTF-8
-// and documents that are not objects; NotFound / PermissionDenied / ... from ReadManifests when the
+// and documents that are not objects, and naming the file for more than kMaxManifestBytes
+// (common/input_limits.h) of text; NotFound / PermissionDenied / ... from ReadManifests when the
 // file cannot be read. A document without apiVersion or kind is returned as is (with empty fields)
 // so that a validator can report it. Never throws; thread-compatible.
 #pragma once

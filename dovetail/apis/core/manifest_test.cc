@@ -1,6 +1,10 @@
 #include "dovetail/apis/core/manifest.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -8,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "dovetail/common/input_limits.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -130,6 +135,24 @@ TEST(ManifestTest, EmptyInputHasNoManifests) {
     ASSERT_TRUE(manifests.ok()) << text;
     EXPECT_TRUE(manifests->empty()) << text;
   }
+}
+
+TEST(ManifestTest, InputOverTheSizeLimitIsRefusedBeforeParsing) {
+  // Address space only: the pages are never touched, since the size is checked first.
+  const size_t size = kMaxManifestBytes + 1;
+  void* pages = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ASSERT_NE(pages, MAP_FAILED);
+  const absl::Status status =
+      ParseManifests(std::string_view(static_cast<const char*>(pages), size), "big.yaml").status();
+  munmap(pages, size);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("big.yaml is 268435457 bytes"));
+
+  const std::string path = ::testing::TempDir() + "/huge-manifest." + std::to_string(getpid());
+  std::ofstream(path) << "";
+  std::filesystem::resize_file(path, uintmax_t{1} << 40);  // sparse: nothing is read
+  EXPECT_EQ(ReadManifests(path).status().code(), absl::StatusCode::kInvalidArgument);
+  std::filesystem::remove(path);
 }
 
 TEST(ManifestTest, UnreadableFilesGiveFileSystemErrors) {

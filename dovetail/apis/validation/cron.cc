@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "dovetail/common/absl_compat.h"
+#include "dovetail/common/input_limits.h"
 
 namespace dovetail::apis::validation {
 namespace {
@@ -177,6 +178,11 @@ absl::Status ParseField(const FieldSpec& spec, std::string_view text, uint64_t* 
 }  // namespace
 
 absl::StatusOr<CronSchedule> ParseCronSchedule(std::string_view text) {
+  if (text.size() > kMaxCronScheduleBytes) {
+    return absl::InvalidArgumentError(Cat("schedule is ", text.size(),
+                                          " characters long, more than the limit of ",
+                                          kMaxCronScheduleBytes));
+  }
   text = Trim(text);
   if (text.empty()) return absl::InvalidArgumentError("empty schedule");
   if (text.starts_with("TZ=") || text.starts_with("CRON_TZ=")) {

@@ -34,7 +34,8 @@ struct CronSchedule {
 };
 
 // Errors: InvalidArgument naming the offending field and what is wrong with it, e.g.
-// `day of week "7": 7 is above the maximum 6`.
+// `day of week "7": 7 is above the maximum 6`, or for a schedule longer than
+// kMaxCronScheduleBytes (common/input_limits.h).
 absl::StatusOr<CronSchedule> ParseCronSchedule(std::string_view text);
 
 // The first activation strictly after `after` (at a whole minute, UTC), as cron libraries compute

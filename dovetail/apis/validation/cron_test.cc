@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "dovetail/common/input_limits.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -48,6 +49,19 @@ TEST(CronScheduleTest, RejectsMalformedSchedules) {
   }
 }
 
+TEST(CronScheduleTest, RefusesSchedulesOverTheLengthLimitBeforeParsing) {
+  // A valid schedule padded with list items: long but well formed up to the limit.
+  std::string list = "0";
+  while (list.size() + 10 < kMaxCronScheduleBytes) list += ",0";
+  const std::string at_limit = list + " * * * *";
+  ASSERT_LE(at_limit.size(), kMaxCronScheduleBytes);
+  EXPECT_TRUE(ParseCronSchedule(at_limit).ok());
+  const std::string over = at_limit + std::string(kMaxCronScheduleBytes, ' ');
+  const absl::StatusOr<CronSchedule> parsed = ParseCronSchedule(over);
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(parsed.status().message(), HasSubstr("more than the limit of 1024"));
+}
+
 TEST(CronScheduleTest, ExpandsRangesStepsAndNames) {
   absl::StatusOr<CronSchedule> s = ParseCronSchedule("*/20 1-5/2 10 feb-mar mon,fri");
   ASSERT_TRUE(s.ok()) << s.status();
@@ -84,7 +98,6 @@ TEST(CronScheduleTest, ErrorsNameTheField) {
   EXPECT_THAT(std::string(s.status().message()), HasSubstr("day of week \"7\""));
   EXPECT_THAT(std::string(s.status().message()), HasSubstr("above the maximum 6"));
 }
-
 
 absl::Time Utc(int y, int mo, int d, int h, int mi) {
   return absl::FromCivil(absl::CivilMinute(y, mo, d, h, mi), absl::UTCTimeZone());

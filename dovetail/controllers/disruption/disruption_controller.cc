@@ -18,6 +18,7 @@
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/log.h"
 #include "dovetail/common/status_macros.h"
+#include "dovetail/common/thread_entry.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
 #include "dovetail/controllers/provisioning/pod_filter.h"
 #include "dovetail/kube/resource.h"
@@ -183,7 +184,7 @@ void DisruptionController::Start() {
   daemon_sets_.Start();
   namespaces_.Start();
   queue_.Start();
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = StartThread("disruption", [this] { Loop(); });
 }
 
 void DisruptionController::Stop() {

@@ -16,6 +16,7 @@
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/log.h"
 #include "dovetail/common/status_macros.h"
+#include "dovetail/common/thread_entry.h"
 #include "dovetail/controllers/disruption/involuntary_record.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
 #include "dovetail/controllers/provisioning/decision_id.h"
@@ -406,7 +407,7 @@ Queue::~Queue() { Stop(); }
 void Queue::Start() {
   if (running_.exchange(true)) return;
   stop_ = std::make_unique<absl::Notification>();
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = StartThread("disruption.queue", [this] { Loop(); });
 }
 
 void Queue::Stop() {

@@ -20,6 +20,7 @@
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/log.h"
 #include "dovetail/common/status_macros.h"
+#include "dovetail/common/thread_entry.h"
 #include "dovetail/controllers/provisioning/node_claim_builder.h"
 #include "dovetail/controllers/provisioning/on_demand_base.h"
 #include "dovetail/controllers/provisioning/pod_filter.h"
@@ -169,7 +170,7 @@ void Provisioner::Start() {
   daemon_sets_.Start();
   namespaces_.Start();
   batcher_->Reset();
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = StartThread("provisioner", [this] { Loop(); });
 }
 
 void Provisioner::Stop() {
@@ -523,7 +524,7 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     };
     std::vector<std::thread> threads;
     const size_t n = std::min(kMaxParallelCreates, to_create.size());
-    for (size_t t = 1; t < n; ++t) threads.emplace_back(worker);
+    for (size_t t = 1; t < n; ++t) threads.push_back(StartThread("provisioner.create", worker));
     worker();
     for (std::thread& t : threads) t.join();
   }

@@ -1,14 +1,12 @@
 #include "dovetail/providers/aws/container_credentials.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "dovetail/common/absl_compat.h"
+#include "dovetail/common/input_limits.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/providers/aws/json_member.h"
 #include "nlohmann/json.hpp"
@@ -46,14 +44,16 @@ bool IsContainerAgent(std::string_view host) {
 absl::StatusOr<std::string> AuthorizationToken(const EnvLookup& env) {
   std::string token;
   if (auto file = env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")) {
-    std::ifstream in(*file, std::ios::binary);
-    if (!in.is_open()) {
+    absl::StatusOr<std::string> text =
+        ReadFileAtMost(*file, kMaxAwsSharedFileBytes, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
+    if (!text.ok() && text.status().code() == absl::StatusCode::kInvalidArgument) {
+      return text.status();  // over the size limit
+    }
+    if (!text.ok()) {
       return absl::FailedPreconditionError(
           Cat("container: cannot read AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE ", *file));
     }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    token = std::string(absl::StripAsciiWhitespace(ss.str()));
+    token = std::string(absl::StripAsciiWhitespace(*text));
   } else if (auto inline_token = env("AWS_CONTAINER_AUTHORIZATION_TOKEN")) {
     token = *inline_token;
   }

@@ -75,6 +75,34 @@ TEST(ProfileCredentialsTest, ReadsTheNamedProfileFromBothFiles) {
             absl::StatusCode::kNotFound);
 }
 
+// /dev/zero never ends: read whole, as these files were, it would exhaust memory.
+TEST(CredentialFileLimitsTest, FilesOverTheLimitAreInvalidArgumentNotEndlessReads) {
+  EXPECT_EQ(ProfileCredentialsProvider(MapEnv({{"AWS_CONFIG_FILE", "/dev/zero"},
+                                               {"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"}}))
+                .Get()
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReadWebIdentityToken("web identity", "/dev/zero").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ContainerCredentialsProvider(
+                MapEnv({{"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:1/v1/credentials"},
+                        {"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "/dev/zero"}}))
+                .Get()
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  // Missing files keep their meaning: no profile, an unreadable token.
+  EXPECT_EQ(ProfileCredentialsProvider(MapEnv({{"AWS_CONFIG_FILE", "/nonexistent"},
+                                               {"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"}}))
+                .Get()
+                .status()
+                .code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReadWebIdentityToken("web identity", "/nonexistent").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 TEST(ChainCredentialsTest, FallsThroughNotFoundAndStopsAtOtherErrors) {
   std::vector<std::unique_ptr<CredentialsProvider>> providers;
   providers.push_back(std::make_unique<EnvironmentCredentialsProvider>(MapEnv({})));

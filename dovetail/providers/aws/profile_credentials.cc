@@ -1,9 +1,8 @@
 #include "dovetail/providers/aws/profile_credentials.h"
 
 #include <algorithm>
-#include <fstream>
+#include <filesystem>
 #include <optional>
-#include <sstream>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -12,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "dovetail/common/absl_compat.h"
+#include "dovetail/common/input_limits.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/providers/aws/container_credentials.h"
 #include "dovetail/providers/aws/instance_profile_credentials.h"
@@ -24,12 +24,16 @@ namespace {
 
 using Profile = std::map<std::string, std::string>;
 
-std::optional<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// A shared file's text; nullopt when it cannot be read (a missing file has no profiles);
+// InvalidArgument when it is over kMaxAwsSharedFileBytes.
+absl::StatusOr<std::optional<std::string>> ReadSharedFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return std::nullopt;
+  absl::StatusOr<std::string> text =
+      ReadFileAtMost(path, kMaxAwsSharedFileBytes, "AWS shared config file");
+  if (text.ok()) return std::optional<std::string>(*std::move(text));
+  if (text.status().code() == absl::StatusCode::kInvalidArgument) return text.status();
+  return std::nullopt;
 }
 
 // Both shared files, read once per Get().
@@ -38,13 +42,21 @@ struct SharedFiles {
   std::string config_path;
   std::optional<std::string> credentials;
   std::optional<std::string> config;
+  absl::Status error;  // a file over the size limit
 
   explicit SharedFiles(const EnvLookup& env) {
     const std::string home = env("HOME").value_or("");
     credentials_path = env("AWS_SHARED_CREDENTIALS_FILE").value_or(home + "/.aws/credentials");
     config_path = env("AWS_CONFIG_FILE").value_or(home + "/.aws/config");
-    credentials = ReadWholeFile(credentials_path);
-    config = ReadWholeFile(config_path);
+    for (auto [path, text] :
+         {std::pair{&credentials_path, &credentials}, {&config_path, &config}}) {
+      absl::StatusOr<std::optional<std::string>> read = ReadSharedFile(*path);
+      if (read.ok()) {
+        *text = *std::move(read);
+      } else if (error.ok()) {
+        error = read.status();
+      }
+    }
   }
 
   // Profile `name` from both files, the credentials file winning key by key; NotFound when
@@ -226,6 +238,7 @@ absl::StatusOr<AwsCredentials> ProfileCredentialsProvider::Get() {
   const std::string name =
       env_("AWS_PROFILE").value_or(env_("AWS_DEFAULT_PROFILE").value_or("default"));
   SharedFiles files(env_);
+  if (!files.error.ok()) return files.error;
   return Resolver(files, env_, sts_).Resolve(name);
 }
 

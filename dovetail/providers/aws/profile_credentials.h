@@ -37,8 +37,9 @@ class ProfileCredentialsProvider final : public CredentialsProvider {
 
   // NotFound when neither file has the profile or the profile has no credentials setting;
   // InvalidArgument for a profile that is set up wrong (a role without a source, a source that
-  // does not exist, a cycle of source profiles, a key id without a secret, mfa_serial); the
-  // errors of STS, the credential sources and credential_process as they come.
+  // does not exist, a cycle of source profiles, a key id without a secret, mfa_serial) and for a
+  // shared file over kMaxAwsSharedFileBytes (common/input_limits.h); the errors of STS, the
+  // credential sources and credential_process as they come.
   absl::StatusOr<AwsCredentials> Get() override;
 
  private:

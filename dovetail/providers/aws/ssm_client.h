@@ -29,6 +29,8 @@ class SsmClient {
   // One JSON call: `action` without the "AmazonSSM." prefix. Internal for a non-JSON response.
   absl::StatusOr<nlohmann::json> Call(std::string_view action, const nlohmann::json& body);
 
+  // Errors: those of Call; Internal for a reply without a string Parameter.Value or with a member
+  // of the wrong JSON type (Name, Type, ARN not strings, Version not an integer).
   absl::StatusOr<SsmParameter> GetParameter(std::string_view name, bool with_decryption = false);
   absl::Status PutParameter(std::string_view name, std::string_view value,
                             std::string_view type = "String", bool overwrite = true);

@@ -1,23 +1,23 @@
 #include "dovetail/providers/aws/web_identity_credentials.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/ascii.h"
 #include "dovetail/common/absl_compat.h"
+#include "dovetail/common/input_limits.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/providers/aws/sts.h"
 
 namespace dovetail::providers::aws {
 
 absl::StatusOr<std::string> ReadWebIdentityToken(std::string_view what, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) {
+  absl::StatusOr<std::string> text =
+      ReadFileAtMost(path, kMaxAwsSharedFileBytes, Cat(what, ": token file"));
+  if (!text.ok() && text.status().code() == absl::StatusCode::kInvalidArgument) {
+    return text.status();  // over the size limit
+  }
+  if (!text.ok()) {
     return absl::FailedPreconditionError(Cat(what, ": cannot read token file ", path));
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string token(absl::StripAsciiWhitespace(ss.str()));
+  std::string token(absl::StripAsciiWhitespace(*text));
   if (token.empty()) {
     return absl::FailedPreconditionError(Cat(what, ": token file ", path, " is empty"));
   }

@@ -29,8 +29,9 @@ class WebIdentityCredentialsProvider final : public CredentialsProvider {
   EnvLookup env_;
 };
 
-// The token in `path`, whitespace-trimmed: FailedPrecondition when it cannot be read or is empty.
-// `what` names the setting in the message ("web identity").
+// The token in `path`, whitespace-trimmed: FailedPrecondition when it cannot be read or is empty,
+// InvalidArgument when it is over kMaxAwsSharedFileBytes (common/input_limits.h). `what` names
+// the setting in the message ("web identity").
 absl::StatusOr<std::string> ReadWebIdentityToken(std::string_view what, const std::string& path);
 
 }  // namespace dovetail::providers::aws

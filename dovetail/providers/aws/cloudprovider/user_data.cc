@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "dovetail/apis/core/codec.h"
 #include "dovetail/common/absl_compat.h"
+#include "dovetail/common/input_limits.h"
 #include "dovetail/common/status_macros.h"
 
 namespace dovetail::providers::aws {
@@ -189,6 +190,8 @@ std::string ShellQuote(std::string_view s) {
 
 // ---- TOML ----
 
+// Nesting is limited to kMaxTomlDepth (common/input_limits.h): values recurse here, and the
+// writer and the merge recurse over the tree the parser builds.
 class TomlParser {
  public:
   explicit TomlParser(std::string_view text) : s_(text) {}
@@ -205,6 +208,8 @@ class TomlParser {
         }
         ++pos_;
         ASSIGN_OR_RETURN(std::vector<std::string> path, ParseKey());
+        RETURN_IF_ERROR(CheckDepth(path.size()));
+        table_depth_ = path.size();
         SkipWs();
         if (pos_ >= s_.size() || s_[pos_] != ']') return Error("expected ]");
         ++pos_;
@@ -218,13 +223,18 @@ class TomlParser {
         }
         continue;
       }
-      RETURN_IF_ERROR(ParseKeyValue(*table));
+      RETURN_IF_ERROR(ParseKeyValue(*table, table_depth_));
       RETURN_IF_ERROR(EndOfLine());
     }
     return root;
   }
 
  private:
+  absl::Status CheckDepth(size_t depth) const {
+    if (depth <= static_cast<size_t>(kMaxTomlDepth)) return absl::OkStatus();
+    return Error(Cat("nesting deeper than ", kMaxTomlDepth, " levels"));
+  }
+
   absl::Status Error(std::string_view what) const {
     int line = 1;
     for (size_t i = 0; i < pos_ && i < s_.size(); ++i) line += s_[i] == '\n';
@@ -315,13 +325,15 @@ class TomlParser {
       return path;
     }
   }
-  absl::Status ParseKeyValue(json& table) {
+  // `depth`: the nesting of `table` below the document root.
+  absl::Status ParseKeyValue(json& table, size_t depth) {
     ASSIGN_OR_RETURN(std::vector<std::string> path, ParseKey());
+    RETURN_IF_ERROR(CheckDepth(depth + path.size()));
     SkipWs();
     if (pos_ >= s_.size() || s_[pos_] != '=') return Error("expected =");
     ++pos_;
     SkipWs();
-    ASSIGN_OR_RETURN(json value, ParseValue());
+    ASSIGN_OR_RETURN(json value, ParseValue(depth + path.size()));
     json* t = &table;
     for (size_t i = 0; i + 1 < path.size(); ++i) {
       json& next = (*t)[path[i]];
@@ -332,9 +344,13 @@ class TomlParser {
     (*t)[path.back()] = std::move(value);
     return absl::OkStatus();
   }
-  absl::StatusOr<json> ParseValue() {
+  // `depth`: the nesting of the value below the document root.
+  absl::StatusOr<json> ParseValue(size_t depth) {
     if (pos_ >= s_.size()) return Error("expected a value");
     const char c = s_[pos_];
+    if (c == '[' || c == '{') {
+      RETURN_IF_ERROR(CheckDepth(depth + 1));
+    }
     if (c == '"' || c == '\'') {
       ASSIGN_OR_RETURN(std::string str, ParseString());
       return json(std::move(str));
@@ -348,7 +364,7 @@ class TomlParser {
           ++pos_;
           return arr;
         }
-        ASSIGN_OR_RETURN(json item, ParseValue());
+        ASSIGN_OR_RETURN(json item, ParseValue(depth + 1));
         arr.push_back(std::move(item));
         SkipWsCommentsNewlines();
         if (pos_ < s_.size() && s_[pos_] == ',') {
@@ -372,7 +388,7 @@ class TomlParser {
         return obj;
       }
       while (true) {
-        RETURN_IF_ERROR(ParseKeyValue(obj));
+        RETURN_IF_ERROR(ParseKeyValue(obj, depth + 1));
         SkipWs();
         if (pos_ < s_.size() && s_[pos_] == ',') {
           ++pos_;
@@ -409,6 +425,7 @@ class TomlParser {
 
   std::string_view s_;
   size_t pos_ = 0;
+  size_t table_depth_ = 0;  // the nesting of the current [table] header
 };
 
 std::string TomlKey(const std::string& k) {
@@ -748,6 +765,7 @@ json BottlerocketSettings(const BootstrapInputs& in) {
 
 absl::StatusOr<std::string> GenerateUserData(awsv1::AMIFamily family, const BootstrapInputs& in) {
   const std::string user = in.user_data.value_or("");
+  RETURN_IF_ERROR(CheckSize(user.size(), kMaxUserDataBytes, "spec.userData"));
   switch (family) {
     case awsv1::AMIFamily::kCustom:
       return user;

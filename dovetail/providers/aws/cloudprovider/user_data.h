@@ -44,7 +44,8 @@ struct BootstrapInputs {
 };
 
 // The whole user data for `family`. Errors: InvalidArgument for user data the family cannot
-// merge (malformed MIME, malformed TOML); Unimplemented for Windows families.
+// merge (malformed MIME, malformed TOML) and for spec.userData over kMaxUserDataBytes
+// (common/input_limits.h); Unimplemented for Windows families.
 absl::StatusOr<std::string> GenerateUserData(apis::aws::v1::AMIFamily family,
                                              const BootstrapInputs& inputs);
 
@@ -73,7 +74,8 @@ std::string Al2BootstrapScript(const BootstrapInputs& inputs);
 
 // A small TOML subset, enough for Bottlerocket settings: [tables] with dotted and quoted keys,
 // key = value with basic/literal strings, integers, floats, booleans, arrays and inline tables;
-// comments. Documents map onto JSON objects.
+// comments. Documents map onto JSON objects. Errors: InvalidArgument with the line, including for
+// nesting deeper than kMaxTomlDepth (common/input_limits.h).
 absl::StatusOr<nlohmann::json> ParseToml(std::string_view text);
 std::string WriteToml(const nlohmann::json& document);
 // The Bottlerocket settings Dovetail writes (settings.kubernetes.*), as a JSON tree.

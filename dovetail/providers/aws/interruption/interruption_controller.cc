@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dovetail/common/log.h"
+#include "dovetail/common/thread_entry.h"
 #include "dovetail/controllers/disruption/involuntary_record.h"
 #include "dovetail/kube/controller_util.h"
 #include "dovetail/kube/errors.h"
@@ -70,7 +71,7 @@ void InterruptionController::Start() {
     absl::MutexLock lock(&mu_);
     stopping_ = false;
   }
-  thread_ = std::make_unique<std::thread>([this] { Loop(); });
+  thread_ = std::make_unique<std::thread>(StartThread("interruption", [this] { Loop(); }));
 }
 
 void InterruptionController::Stop() {
@@ -133,9 +134,9 @@ void InterruptionController::Loop() {
     std::vector<std::thread> threads;
     threads.reserve(workers);
     for (size_t w = 0; w < workers; ++w) {
-      threads.emplace_back([&] {
+      threads.push_back(StartThread("interruption.handler", [&] {
         for (size_t i = next++; i < messages->size(); i = next++) Process((*messages)[i]);
-      });
+      }));
     }
     for (std::thread& t : threads) t.join();
   }
