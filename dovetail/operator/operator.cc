@@ -171,6 +171,7 @@ Operator::~Operator() {
 }
 
 void Operator::StartControllers() {
+  WorkInProgress::Scope scope(controller_lifecycle_);
   absl::MutexLock lock(&mu_);
   if (running_) return;
   for (auto& c : controllers_) {
@@ -181,6 +182,7 @@ void Operator::StartControllers() {
 }
 
 void Operator::StopControllers() {
+  WorkInProgress::Scope scope(controller_lifecycle_);
   absl::MutexLock lock(&mu_);
   if (!running_) return;
   for (auto it = controllers_.rbegin(); it != controllers_.rend(); ++it) {
@@ -210,7 +212,15 @@ absl::Status Operator::StartEndpoints() {
     metrics_port_ = *port;
   }
   if (options_.health_probe_port >= 0) {
-    health_endpoint_.Handle("/healthz", [] { return metrics::Response{200, "ok"}; });
+    // Unhealthy (503 and the reason) when the leader's Lease went unrenewed or a controller's
+    // unit of work is stuck: operator/health.h.
+    health_endpoint_.Handle("/healthz", [this] {
+      HealthVerdict verdict = DecideHealth(GatherHealth());
+      return verdict.healthy ? metrics::Response{200, "ok"}
+                             : metrics::Response{503, std::move(verdict.reason)};
+    });
+    // Ready once the informers synced (the operator then campaigns and, leading, runs the
+    // controllers); a standby replica is ready too.
     health_endpoint_.Handle("/readyz", [this] {
       return synced_.load() ? metrics::Response{200, "ok"}
                             : metrics::Response{503, "cluster state not synced"};
@@ -220,6 +230,23 @@ absl::Status Operator::StartEndpoints() {
     health_port_ = *port;
   }
   return absl::OkStatus();
+}
+
+HealthInput Operator::GatherHealth() const {
+  HealthInput input{.now = clock_.Now()};
+  if (elector_ != nullptr) {
+    const kube::LeaderStatus status = elector_->Status();
+    input.lease = LeaseHealthInput{.lease_name = options_.leader_election_name,
+                                   .leading = status.leading,
+                                   .last_renewal = status.last_renewal,
+                                   .lease_duration = status.lease_duration};
+  }
+  input.work.reserve(controllers_.size() + 1);
+  for (const auto& controller : controllers_) {
+    input.work.push_back({std::string(controller->Name()), controller->OldestWorkStart()});
+  }
+  input.work.push_back({"operator", controller_lifecycle_.OldestStart()});
+  return input;
 }
 
 void Operator::CollectClusterStateMetrics() {

@@ -23,6 +23,7 @@
 #include "absl/synchronization/notification.h"
 #include "dovetail/cloudprovider/cloud_provider.h"
 #include "dovetail/common/clock.h"
+#include "dovetail/common/work_in_progress.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/event_recorder.h"
@@ -31,6 +32,7 @@
 #include "dovetail/metrics/registry.h"
 #include "dovetail/metrics/server.h"
 #include "dovetail/operator/aws.h"
+#include "dovetail/operator/health.h"
 #include "dovetail/operator/options.h"
 #include "dovetail/state/cluster.h"
 #include "dovetail/state/cluster_informers.h"
@@ -75,7 +77,7 @@ class Operator {
   absl::Status StartEndpoints();
   // At each /metrics scrape, on every replica: the cluster state's own gauges (cheap). The
   // per-cluster gauges are the leader's metrics.state controller's
-  // (controllers/metrics/state_metrics_controller.h).
+  // (controllers/observability/state_metrics_controller.h).
   void CollectClusterStateMetrics();
 
   Options options_;
@@ -84,6 +86,8 @@ class Operator {
   metrics::HttpEndpoint metrics_endpoint_;
   metrics::HttpEndpoint health_endpoint_;
   std::atomic<int> metrics_port_{-1};
+  // What /healthz decides on (operator/health.h), gathered now.
+  HealthInput GatherHealth() const;
   std::atomic<int> health_port_{-1};
   std::atomic<bool> synced_{false};
   std::unique_ptr<kube::RestClient> rest_;
@@ -102,6 +106,9 @@ class Operator {
   std::atomic<bool> leading_{false};
   absl::Mutex mu_;  // serialises StartControllers / StopControllers
   bool running_ ABSL_GUARDED_BY(mu_) = false;
+  // StartControllers / StopControllers in flight (a controller's Stop that never returns is a
+  // stuck unit of work too), reported to /healthz as the controller "operator".
+  WorkInProgress controller_lifecycle_;
 };
 
 }  // namespace dovetail::op
