@@ -45,6 +45,11 @@ namespace {
 
 constexpr std::string_view kLogger = "operator";
 
+constexpr std::string_view kExplanationsOff =
+    "/disruption/explanations is off: it names nodes, pods and PodDisruptionBudgets. Turn it on "
+    "with DOVETAIL_DISRUPTION_EXPLANATIONS=true (flag --disruption-explanations; Helm value "
+    "dovetail.disruptionExplanations=true). `dovetail explain node NAME` works without it.\n";
+
 std::string Identity() {
   char host[256] = {0};
   if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
@@ -198,16 +203,24 @@ absl::Status Operator::StartEndpoints() {
       CollectClusterStateMetrics();
       return metrics::Response{200, metrics_.Expose(), "text/plain; version=0.0.4; charset=utf-8"};
     });
-    // The disruption controller's latest Explanation per node (for `dovetail explain node`).
-    for (const auto& controller : controllers_) {
-      auto* disruption =
-          dynamic_cast<const controllers::disruption::DisruptionController*>(controller.get());
-      if (disruption == nullptr) continue;
-      metrics_endpoint_.Handle("/disruption/explanations", [disruption] {
-        return metrics::Response{200, disruption->ExplanationsJson(), "application/json"};
+    // The disruption controller's latest Explanation per node: node, pod and PodDisruptionBudget
+    // names, so only when DOVETAIL_DISRUPTION_EXPLANATIONS asks for it; otherwise a 404 that
+    // says how to turn it on.
+    if (options_.disruption_explanations) {
+      for (const auto& controller : controllers_) {
+        auto* disruption =
+            dynamic_cast<const controllers::disruption::DisruptionController*>(controller.get());
+        if (disruption == nullptr) continue;
+        metrics_endpoint_.Handle("/disruption/explanations", [disruption] {
+          return metrics::Response{200, disruption->ExplanationsJson(), "application/json"};
+        });
+      }
+    } else {
+      metrics_endpoint_.Handle("/disruption/explanations", [] {
+        return metrics::Response{404, std::string(kExplanationsOff)};
       });
     }
-    auto port = metrics_endpoint_.Start("0.0.0.0", options_.metrics_port);
+    auto port = metrics_endpoint_.Start(options_.metrics_bind_address, options_.metrics_port);
     if (!port.ok()) return port.status();
     metrics_port_ = *port;
   }
@@ -266,7 +279,8 @@ absl::Status Operator::Run(absl::Duration sync_timeout) {
              {"controllers", absl::StrCat(controllers_.size())}});
   if (absl::Status s = StartEndpoints(); !s.ok()) return s;
   log::Info(kLogger, "serving",
-            {{"metricsPort", absl::StrCat(metrics_port_.load())},
+            {{"metricsAddress", options_.metrics_bind_address},
+             {"metricsPort", absl::StrCat(metrics_port_.load())},
              {"healthProbePort", absl::StrCat(health_port_.load())}});
   informers_->Start();
   if (!informers_->WaitForSync(absl::Now() + sync_timeout)) {

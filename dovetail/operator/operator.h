@@ -74,7 +74,11 @@ class Operator {
   explicit Operator(Options options) : options_(std::move(options)) {}
   void StartControllers();
   void StopControllers();
+  // /metrics (and /disruption/explanations) on metrics_bind_address:METRICS_PORT, /healthz and
+  // /readyz on every IPv4 interface at HEALTH_PROBE_PORT.
   absl::Status StartEndpoints();
+  // What /healthz decides on (operator/health.h), gathered now.
+  HealthInput GatherHealth() const;
   // At each /metrics scrape, on every replica: the cluster state's own gauges (cheap). The
   // per-cluster gauges are the leader's metrics.state controller's
   // (controllers/observability/state_metrics_controller.h).
@@ -86,8 +90,6 @@ class Operator {
   metrics::HttpEndpoint metrics_endpoint_;
   metrics::HttpEndpoint health_endpoint_;
   std::atomic<int> metrics_port_{-1};
-  // What /healthz decides on (operator/health.h), gathered now.
-  HealthInput GatherHealth() const;
   std::atomic<int> health_port_{-1};
   std::atomic<bool> synced_{false};
   std::unique_ptr<kube::RestClient> rest_;
