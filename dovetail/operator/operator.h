@@ -76,6 +76,15 @@ class Operator {
   void StopControllers();
   // /metrics (and /disruption/explanations) on metrics_bind_address:METRICS_PORT, /healthz and
   // /readyz on every IPv4 interface at HEALTH_PROBE_PORT.
+  //
+  // A scrape makes no cloud provider call (an AWS call per scrape would let whoever reaches the
+  // port spend the account's API rate): the /metrics handler runs CollectClusterStateMetrics (the
+  // cluster state's counts) and Registry::Expose, whose scrape refreshers (Registry::OnScrape)
+  // are metrics/process.cc's /proc reads, controllers/observability/state_metrics_controller.cc's
+  // unsynced timer and controllers/provisioning/scheduler_metrics.cc's in-flight solve ages, none
+  // of which holds the cloud provider. Gauges computed from it (the metrics.state and
+  // cloudprovider.metrics controllers) are set on those controllers' own periods. A new
+  // refresher must keep it so.
   absl::Status StartEndpoints();
   // What /healthz decides on (operator/health.h), gathered now.
   HealthInput GatherHealth() const;
