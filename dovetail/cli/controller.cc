@@ -32,6 +32,8 @@ struct ControllerFlags {
   bool disable_leader_election = false;
   int metrics_port = -2;  // -2: not given
   int health_probe_port = -2;
+  std::string metrics_bind_address;
+  bool disruption_explanations = false;
 };
 
 int RunController(const ControllerFlags& flags) {
@@ -51,6 +53,10 @@ int RunController(const ControllerFlags& flags) {
   if (flags.disable_leader_election) options->disable_leader_election = true;
   if (flags.metrics_port != -2) options->metrics_port = flags.metrics_port;
   if (flags.health_probe_port != -2) options->health_probe_port = flags.health_probe_port;
+  if (!flags.metrics_bind_address.empty()) {
+    options->metrics_bind_address = flags.metrics_bind_address;
+  }
+  if (flags.disruption_explanations) options->disruption_explanations = true;
   for (auto [text, out, name] :
        {std::tuple{&flags.batch_idle, &options->batch_idle_duration, "--batch-idle-duration"},
         std::tuple{&flags.batch_max, &options->batch_max_duration, "--batch-max-duration"}}) {
@@ -137,6 +143,12 @@ void RegisterControllerCommand(CLI::App& app, ExitCode& exit_code) {
   cmd->add_option("--health-probe-port", flags->health_probe_port,
                   "HEALTH_PROBE_PORT (default 8081; 0: any free port; -1: off)")
       ->check(CLI::Range(-1, 65535));
+  cmd->add_option("--metrics-bind-address", flags->metrics_bind_address,
+                  "DOVETAIL_METRICS_BIND_ADDRESS: IPv4 or IPv6 address of the metrics port "
+                  "(default 0.0.0.0: every IPv4 interface)");
+  cmd->add_flag("--disruption-explanations", flags->disruption_explanations,
+                "DOVETAIL_DISRUPTION_EXPLANATIONS: serve /disruption/explanations (node, pod and "
+                "PDB names) on the metrics port, for `dovetail explain node`");
   cmd->add_flag("--disable-leader-election", flags->disable_leader_election,
                 "DISABLE_LEADER_ELECTION");
   cmd->callback([flags, &exit_code] { exit_code.value = RunController(*flags); });

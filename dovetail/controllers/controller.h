@@ -9,11 +9,14 @@
 // `client`, whose WriteGate is closed whenever this process is not the leader.
 //
 // Thread-safety: Start/Stop are called from one thread; a controller's own work runs on threads
-// it owns (usually a kube::Controller over a kube::WorkQueue).
+// it owns (usually a kube::Controller over a kube::WorkQueue). OldestWorkStart is called from the
+// health endpoint's threads at any time.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
+#include "absl/time/time.h"
 #include "dovetail/cloudprovider/cloud_provider.h"
 #include "dovetail/common/clock.h"
 #include "dovetail/kube/client.h"
@@ -49,6 +52,14 @@ class Controller {
   virtual void Start() = 0;
   // Stops the workers and waits for them; idempotent; Start() may follow again.
   virtual void Stop() = 0;
+  // When this controller's oldest unit of work still in progress began: a reconcile (the
+  // kube::WorkQueue's OldestProcessingStart), a pass, the handling of a message
+  // (common/work_in_progress.h); on the real clock (absl::Now()); nullopt when none runs. The
+  // operator's /healthz fails when it is too old (operator/health.h), so that a stuck loop gets
+  // the pod restarted. Every controller answers (no default): one that ran work the operator
+  // cannot see would hide a stuck loop. Thread-safe and cheap: called at every probe, concurrently
+  // with Start, Stop and the work itself.
+  virtual std::optional<absl::Time> OldestWorkStart() const = 0;
 };
 
 }  // namespace dovetail::controllers

@@ -64,6 +64,12 @@ bool LeaderElector::IsLeader() const {
   return leader_ && clock_.Now() < last_renew_ + config_.renew_deadline;
 }
 
+LeaderStatus LeaderElector::Status() const {
+  absl::MutexLock lock(&mu_);
+  return LeaderStatus{
+      .leading = leader_, .last_renewal = last_renew_, .lease_duration = config_.lease_duration};
+}
+
 std::string LeaderElector::observed_holder() const {
   absl::MutexLock lock(&mu_);
   return observed_holder_;

@@ -41,6 +41,18 @@ struct LeaderElectionConfig {
   metrics::Registry* metrics = nullptr;  // where to export leader_election_master_status
 };
 
+// What the elector believes, for health checks (client-go's leader-election healthz adaptor
+// compares the same two facts with the lease duration).
+struct LeaderStatus {
+  // From a successful acquisition until the renew loop gives up or stops (the callbacks of
+  // stopping run after this turns false).
+  bool leading = false;
+  // When the last successful acquisition or renewal began (on the elector's clock); InfinitePast
+  // before the first.
+  absl::Time last_renewal = absl::InfinitePast();
+  absl::Duration lease_duration;
+};
+
 struct LeaderCallbacks {
   std::function<void()> on_started_leading;
   std::function<void()> on_stopped_leading;
@@ -60,6 +72,8 @@ class LeaderElector {
   void Stop();
 
   bool IsLeader() const;
+  // Cheap; never waits for a renewal in flight.
+  LeaderStatus Status() const;
   std::string observed_holder() const;
 
  private:
@@ -81,10 +95,11 @@ class LeaderElector {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool leader_ ABSL_GUARDED_BY(mu_) = false;
   std::string observed_holder_ ABSL_GUARDED_BY(mu_);
+  // Written by the elector thread under mu_ (which reads it without).
+  absl::Time last_renew_ = absl::InfinitePast();
   // Elector thread only.
   std::string observed_record_;
   absl::Time observed_time_;
-  absl::Time last_renew_ = absl::InfinitePast();
   std::thread thread_;
 };
 

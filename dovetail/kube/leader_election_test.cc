@@ -97,5 +97,38 @@ TEST(LeaderElectionMetricsTest, MasterStatusFollowsLeadership) {
   EXPECT_EQ(status.Value({"lease-a"}), 0);
 }
 
+TEST(LeaderElectionStatusTest, ReportsLeadingAndTheLastRenewalOnTheElectorsClock) {
+  FakeLeaseServer server;
+  FakeClock clock(absl::FromUnixSeconds(1'000'000));
+  LeaderElectionConfig config;
+  config.lease_name = "lease-a";
+  config.identity = "me";
+  config.lease_duration = absl::Seconds(30);
+  config.renew_deadline = absl::Seconds(20);
+  config.retry_period = absl::Milliseconds(100);
+  absl::Mutex mu;
+  bool started = false;
+  LeaderCallbacks callbacks;
+  callbacks.on_started_leading = [&] {
+    absl::MutexLock lock(&mu);
+    started = true;
+  };
+  LeaderElector elector(server.Client(), config, clock, nullptr, std::move(callbacks));
+  LeaderStatus before = elector.Status();
+  EXPECT_FALSE(before.leading);
+  EXPECT_EQ(before.last_renewal, absl::InfinitePast());
+  EXPECT_EQ(before.lease_duration, absl::Seconds(30));
+  elector.Start();
+  {
+    absl::MutexLock lock(&mu);
+    ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&started), absl::Seconds(30)));
+  }
+  LeaderStatus leading = elector.Status();
+  EXPECT_TRUE(leading.leading);
+  EXPECT_EQ(leading.last_renewal, absl::FromUnixSeconds(1'000'000));  // the clock never moved
+  elector.Stop();
+  EXPECT_FALSE(elector.Status().leading);
+}
+
 }  // namespace
 }  // namespace dovetail::kube

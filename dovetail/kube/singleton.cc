@@ -21,7 +21,12 @@ void Singleton::Start() {
   worker_ = std::make_unique<Controller>(
       *queue_,
       [this](const std::string&) -> absl::StatusOr<ReconcileResult> {
-        if (absl::Status status = pass_(); !status.ok()) return status;
+        absl::Status status;
+        {
+          WorkInProgress::Scope scope(work_);
+          status = pass_();
+        }
+        if (!status.ok()) return status;
         return ReconcileResult{.requeue_after = period_};
       },
       1);

@@ -8,15 +8,18 @@
 //
 // Thread-safety: Start and Stop may be called from any thread, repeatedly; Stop waits for a pass
 // in flight and returns with none running. The pass must not call Start or Stop.
+// OldestWorkStart may be called from any thread at any time, also while Stop waits.
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "dovetail/common/work_in_progress.h"
 #include "dovetail/kube/workqueue.h"
 
 namespace dovetail::kube {
@@ -32,11 +35,14 @@ class Singleton {
 
   void Start();  // no-op when running
   void Stop();   // no-op when stopped
+  // When the pass in flight began (absl::Now()); nullopt between passes.
+  std::optional<absl::Time> OldestWorkStart() const { return work_.OldestStart(); }
 
  private:
   const WorkQueueOptions queue_options_;
   const absl::Duration period_;
   const Pass pass_;
+  WorkInProgress work_;  // the pass in flight (not under mu_, which Stop holds while it waits)
   absl::Mutex mu_;
   std::unique_ptr<WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<Controller> worker_ ABSL_GUARDED_BY(mu_);

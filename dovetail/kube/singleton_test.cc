@@ -1,7 +1,9 @@
 #include "dovetail/kube/singleton.h"
 
 #include <atomic>
+#include <optional>
 
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
@@ -63,6 +65,27 @@ TEST(SingletonTest, StopWaitsForThePassInFlightAndStartRunsAgain) {
   EXPECT_EQ(passes.load(), 1);
   loop.Start();  // a new first pass
   EXPECT_TRUE(Eventually([&] { return passes.load() == 2; }));
+}
+
+TEST(SingletonTest, ReportsWhenThePassInFlightBeganAndNothingBetweenPasses) {
+  absl::Notification entered;
+  absl::Notification release;
+  Singleton loop({}, absl::Hours(1), [&] {
+    entered.Notify();
+    release.WaitForNotification();
+    return absl::OkStatus();
+  });
+  EXPECT_EQ(loop.OldestWorkStart(), std::nullopt);
+  const absl::Time before = absl::Now();
+  loop.Start();
+  entered.WaitForNotification();
+  std::optional<absl::Time> start = loop.OldestWorkStart();
+  ASSERT_TRUE(start.has_value());
+  EXPECT_GE(*start, before);
+  EXPECT_LE(*start, absl::Now());
+  release.Notify();
+  EXPECT_TRUE(Eventually([&] { return !loop.OldestWorkStart().has_value(); }));
+  loop.Stop();
 }
 
 }  // namespace

@@ -142,15 +142,15 @@ std::optional<std::string> WorkQueue::Get() {
   queue_.pop_front();
   processing_.insert(key);
   dirty_.erase(key);
+  const absl::Time now = absl::Now();
+  started_at_[key] = now;
   if (instruments_ != nullptr) {
-    const absl::Time now = absl::Now();
     instruments_->depth.Set(instruments_->depth_labels, static_cast<double>(dirty_.size()));
     if (auto it = added_at_.find(key); it != added_at_.end()) {
       instruments_->queue_duration.Observe(instruments_->labels,
                                            absl::ToDoubleSeconds(now - it->second));
       added_at_.erase(it);
     }
-    started_at_[key] = now;
   }
   return key;
 }
@@ -159,13 +159,22 @@ void WorkQueue::Done(const std::string& key) {
   absl::MutexLock lock(&mu_);
   processing_.erase(key);
   if (dirty_.contains(key)) queue_.push_back(key);
-  if (instruments_ != nullptr) {
-    if (auto it = started_at_.find(key); it != started_at_.end()) {
+  if (auto it = started_at_.find(key); it != started_at_.end()) {
+    if (instruments_ != nullptr) {
       instruments_->work_duration.Observe(instruments_->labels,
                                           absl::ToDoubleSeconds(absl::Now() - it->second));
-      started_at_.erase(it);
     }
+    started_at_.erase(it);
   }
+}
+
+std::optional<absl::Time> WorkQueue::OldestProcessingStart() const {
+  absl::MutexLock lock(&mu_);
+  std::optional<absl::Time> oldest;
+  for (const auto& [key, start] : started_at_) {
+    if (!oldest.has_value() || start < *oldest) oldest = start;
+  }
+  return oldest;
 }
 
 void WorkQueue::PublishProcessingLocked(absl::Time now) {

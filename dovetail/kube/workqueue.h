@@ -8,6 +8,10 @@
 // Controller (below) runs N workers over a queue and a reconcile function.
 // Delays are measured on the real (monotonic) clock. Thread-safe.
 //
+// Whatever the options, the queue knows when each key being processed was handed out (one hash
+// map entry per processing key): OldestProcessingStart() is how a controller reports a stuck
+// reconcile to the operator's /healthz (controllers/controller.h).
+//
 // Metrics (when WorkQueueOptions names the queue and gives a registry), with upstream's names,
 // labels and buckets (test/testdata/upstream-metrics.json):
 //  - the queue exports client-go's workqueue_* families as controller-runtime registers them:
@@ -77,6 +81,9 @@ class WorkQueue {
 
   void ShutDown();
   size_t Len() const;  // keys waiting (not delayed, not processing)
+  // When the key processed longest so far was handed out by Get() (absl::Now()); nullopt when no
+  // key is being processed.
+  std::optional<absl::Time> OldestProcessingStart() const;
 
   const WorkQueueOptions& options() const { return options_; }
 
@@ -102,8 +109,9 @@ class WorkQueue {
   std::priority_queue<Delayed, std::vector<Delayed>, std::greater<Delayed>> delayed_
       ABSL_GUARDED_BY(mu_);
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
-  // With metrics: when each waiting key was added, and each processing key handed out.
+  // With metrics: when each waiting key was added.
   absl::flat_hash_map<std::string, absl::Time> added_at_ ABSL_GUARDED_BY(mu_);
+  // Always: when each processing key was handed out.
   absl::flat_hash_map<std::string, absl::Time> started_at_ ABSL_GUARDED_BY(mu_);
   std::thread delay_thread_;
 };

@@ -1,6 +1,7 @@
 #include "dovetail/kube/workqueue.h"
 
 #include <atomic>
+#include <optional>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -50,6 +51,28 @@ TEST(WorkQueueTest, ShutDownReleasesBlockedGetters) {
   std::thread getter([&] { EXPECT_EQ(queue.Get(), std::nullopt); });
   queue.ShutDown();
   getter.join();
+}
+
+TEST(WorkQueueTest, ReportsTheOldestKeyInProcessingWithoutMetrics) {
+  WorkQueue q;  // no registry: the start times are tracked all the same
+  EXPECT_EQ(q.OldestProcessingStart(), std::nullopt);
+  q.Add("a");
+  q.Add("b");
+  EXPECT_EQ(q.OldestProcessingStart(), std::nullopt);  // waiting is not processing
+  const absl::Time before_a = absl::Now();
+  ASSERT_EQ(q.Get(), "a");
+  const absl::Time after_a = absl::Now();
+  ASSERT_EQ(q.Get(), "b");
+  std::optional<absl::Time> oldest = q.OldestProcessingStart();
+  ASSERT_TRUE(oldest.has_value());
+  EXPECT_GE(*oldest, before_a);
+  EXPECT_LE(*oldest, after_a);
+  q.Done("a");
+  std::optional<absl::Time> b_start = q.OldestProcessingStart();
+  ASSERT_TRUE(b_start.has_value());
+  EXPECT_GE(*b_start, after_a);
+  q.Done("b");
+  EXPECT_EQ(q.OldestProcessingStart(), std::nullopt);
 }
 
 TEST(ControllerTest, NeverReconcilesTheSameKeyConcurrentlyAndRetriesFailures) {

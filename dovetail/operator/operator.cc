@@ -45,6 +45,11 @@ namespace {
 
 constexpr std::string_view kLogger = "operator";
 
+constexpr std::string_view kExplanationsOff =
+    "/disruption/explanations is off: it names nodes, pods and PodDisruptionBudgets. Turn it on "
+    "with DOVETAIL_DISRUPTION_EXPLANATIONS=true (flag --disruption-explanations; Helm value "
+    "dovetail.disruptionExplanations=true). `dovetail explain node NAME` works without it.\n";
+
 std::string Identity() {
   char host[256] = {0};
   if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
@@ -173,6 +178,7 @@ Operator::~Operator() {
 }
 
 void Operator::StartControllers() {
+  WorkInProgress::Scope scope(controller_lifecycle_);
   absl::MutexLock lock(&mu_);
   if (running_) return;
   for (auto& c : controllers_) {
@@ -183,6 +189,7 @@ void Operator::StartControllers() {
 }
 
 void Operator::StopControllers() {
+  WorkInProgress::Scope scope(controller_lifecycle_);
   absl::MutexLock lock(&mu_);
   if (!running_) return;
   for (auto it = controllers_.rbegin(); it != controllers_.rend(); ++it) {
@@ -198,21 +205,37 @@ absl::Status Operator::StartEndpoints() {
       CollectClusterStateMetrics();
       return metrics::Response{200, metrics_.Expose(), "text/plain; version=0.0.4; charset=utf-8"};
     });
-    // The disruption controller's latest Explanation per node (for `dovetail explain node`).
-    for (const auto& controller : controllers_) {
-      auto* disruption =
-          dynamic_cast<const controllers::disruption::DisruptionController*>(controller.get());
-      if (disruption == nullptr) continue;
-      metrics_endpoint_.Handle("/disruption/explanations", [disruption] {
-        return metrics::Response{200, disruption->ExplanationsJson(), "application/json"};
+    // The disruption controller's latest Explanation per node: node, pod and PodDisruptionBudget
+    // names, so only when DOVETAIL_DISRUPTION_EXPLANATIONS asks for it; otherwise a 404 that
+    // says how to turn it on.
+    if (options_.disruption_explanations) {
+      for (const auto& controller : controllers_) {
+        auto* disruption =
+            dynamic_cast<const controllers::disruption::DisruptionController*>(controller.get());
+        if (disruption == nullptr) continue;
+        metrics_endpoint_.Handle("/disruption/explanations", [disruption] {
+          return metrics::Response{200, disruption->ExplanationsJson(), "application/json"};
+        });
+      }
+    } else {
+      metrics_endpoint_.Handle("/disruption/explanations", [] {
+        return metrics::Response{404, std::string(kExplanationsOff)};
       });
     }
-    auto port = metrics_endpoint_.Start("0.0.0.0", options_.metrics_port);
+    auto port = metrics_endpoint_.Start(options_.metrics_bind_address, options_.metrics_port);
     if (!port.ok()) return port.status();
     metrics_port_ = *port;
   }
   if (options_.health_probe_port >= 0) {
-    health_endpoint_.Handle("/healthz", [] { return metrics::Response{200, "ok"}; });
+    // Unhealthy (503 and the reason) when the leader's Lease went unrenewed or a controller's
+    // unit of work is stuck: operator/health.h.
+    health_endpoint_.Handle("/healthz", [this] {
+      HealthVerdict verdict = DecideHealth(GatherHealth());
+      return verdict.healthy ? metrics::Response{200, "ok"}
+                             : metrics::Response{503, std::move(verdict.reason)};
+    });
+    // Ready once the informers synced (the operator then campaigns and, leading, runs the
+    // controllers); a standby replica is ready too.
     health_endpoint_.Handle("/readyz", [this] {
       return synced_.load() ? metrics::Response{200, "ok"}
                             : metrics::Response{503, "cluster state not synced"};
@@ -222,6 +245,23 @@ absl::Status Operator::StartEndpoints() {
     health_port_ = *port;
   }
   return absl::OkStatus();
+}
+
+HealthInput Operator::GatherHealth() const {
+  HealthInput input{.now = clock_.Now()};
+  if (elector_ != nullptr) {
+    const kube::LeaderStatus status = elector_->Status();
+    input.lease = LeaseHealthInput{.lease_name = options_.leader_election_name,
+                                   .leading = status.leading,
+                                   .last_renewal = status.last_renewal,
+                                   .lease_duration = status.lease_duration};
+  }
+  input.work.reserve(controllers_.size() + 1);
+  for (const auto& controller : controllers_) {
+    input.work.push_back({std::string(controller->Name()), controller->OldestWorkStart()});
+  }
+  input.work.push_back({"operator", controller_lifecycle_.OldestStart()});
+  return input;
 }
 
 void Operator::CollectClusterStateMetrics() {
@@ -241,7 +281,8 @@ absl::Status Operator::Run(absl::Duration sync_timeout) {
              {"controllers", absl::StrCat(controllers_.size())}});
   if (absl::Status s = StartEndpoints(); !s.ok()) return s;
   log::Info(kLogger, "serving",
-            {{"metricsPort", absl::StrCat(metrics_port_.load())},
+            {{"metricsAddress", options_.metrics_bind_address},
+             {"metricsPort", absl::StrCat(metrics_port_.load())},
              {"healthProbePort", absl::StrCat(health_port_.load())}});
   informers_->Start();
   if (!informers_->WaitForSync(absl::Now() + sync_timeout)) {

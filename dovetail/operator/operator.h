@@ -23,6 +23,7 @@
 #include "absl/synchronization/notification.h"
 #include "dovetail/cloudprovider/cloud_provider.h"
 #include "dovetail/common/clock.h"
+#include "dovetail/common/work_in_progress.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/event_recorder.h"
@@ -32,6 +33,7 @@
 #include "dovetail/metrics/registry.h"
 #include "dovetail/metrics/server.h"
 #include "dovetail/operator/aws.h"
+#include "dovetail/operator/health.h"
 #include "dovetail/operator/options.h"
 #include "dovetail/state/cluster.h"
 #include "dovetail/state/cluster_informers.h"
@@ -73,10 +75,23 @@ class Operator {
   explicit Operator(Options options) : options_(std::move(options)) {}
   void StartControllers();
   void StopControllers();
+  // /metrics (and /disruption/explanations) on metrics_bind_address:METRICS_PORT, /healthz and
+  // /readyz on every IPv4 interface at HEALTH_PROBE_PORT.
+  //
+  // A scrape makes no cloud provider call (an AWS call per scrape would let whoever reaches the
+  // port spend the account's API rate): the /metrics handler runs CollectClusterStateMetrics (the
+  // cluster state's counts) and Registry::Expose, whose scrape refreshers (Registry::OnScrape)
+  // are metrics/process.cc's /proc reads, controllers/observability/state_metrics_controller.cc's
+  // unsynced timer and controllers/provisioning/scheduler_metrics.cc's in-flight solve ages, none
+  // of which holds the cloud provider. Gauges computed from it (the metrics.state and
+  // cloudprovider.metrics controllers) are set on those controllers' own periods. A new
+  // refresher must keep it so.
   absl::Status StartEndpoints();
+  // What /healthz decides on (operator/health.h), gathered now.
+  HealthInput GatherHealth() const;
   // At each /metrics scrape, on every replica: the cluster state's own gauges (cheap). The
   // per-cluster gauges are the leader's metrics.state controller's
-  // (controllers/metrics/state_metrics_controller.h).
+  // (controllers/observability/state_metrics_controller.h).
   void CollectClusterStateMetrics();
 
   Options options_;
@@ -104,6 +119,9 @@ class Operator {
   std::atomic<bool> leading_{false};
   absl::Mutex mu_;  // serialises StartControllers / StopControllers
   bool running_ ABSL_GUARDED_BY(mu_) = false;
+  // StartControllers / StopControllers in flight (a controller's Stop that never returns is a
+  // stuck unit of work too), reported to /healthz as the controller "operator".
+  WorkInProgress controller_lifecycle_;
 };
 
 }  // namespace dovetail::op

@@ -1,5 +1,8 @@
 #include "dovetail/operator/options.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <cmath>
 #include <cstdlib>
 
@@ -81,6 +84,7 @@ absl::StatusOr<Options> OptionsFromEnvironment(
   str("SYSTEM_NAMESPACE", o.leader_election_namespace);
   str("LEADER_ELECTION_NAMESPACE", o.leader_election_namespace);
   str("LOG_LEVEL", o.log_level);
+  str("DOVETAIL_METRICS_BIND_ADDRESS", o.metrics_bind_address);
   if (auto s = duration("BATCH_IDLE_DURATION", o.batch_idle_duration); !s.ok()) return s;
   if (auto s = duration("BATCH_MAX_DURATION", o.batch_max_duration); !s.ok()) return s;
   if (auto s = boolean("DISABLE_LEADER_ELECTION", o.disable_leader_election); !s.ok()) return s;
@@ -128,6 +132,7 @@ absl::StatusOr<Options> OptionsFromEnvironment(
        {std::pair{"ISOLATED_VPC", &o.isolated_vpc},
         std::pair{"EKS_CONTROL_PLANE", &o.eks_control_plane},
         std::pair{"DOVETAIL_INSTANCE_TYPE_METRICS", &o.instance_type_metrics},
+        std::pair{"DOVETAIL_DISRUPTION_EXPLANATIONS", &o.disruption_explanations},
         std::pair{"DISABLE_DRY_RUN", &o.disable_dry_run},
         std::pair{"IGNORE_DRA_REQUESTS", &o.ignore_dra_requests},
         std::pair{"DISABLE_CLUSTER_STATE_OBSERVABILITY", &o.disable_cluster_state_observability},
@@ -186,6 +191,11 @@ absl::Status Validate(const Options& o) {
         absl::StrCat("BATCH_IDLE_DURATION (", absl::FormatDuration(o.batch_idle_duration),
                      ") must be positive and at most BATCH_MAX_DURATION (",
                      absl::FormatDuration(o.batch_max_duration), ")"));
+  }
+  if (in6_addr address; inet_pton(AF_INET, o.metrics_bind_address.c_str(), &address) != 1 &&
+                        inet_pton(AF_INET6, o.metrics_bind_address.c_str(), &address) != 1) {
+    return Bad("DOVETAIL_METRICS_BIND_ADDRESS", o.metrics_bind_address,
+               "not an IPv4 or IPv6 address (0.0.0.0: every IPv4 interface)");
   }
   if (o.kube_client_burst < 1) {
     return Bad("KUBE_CLIENT_BURST", absl::StrCat(o.kube_client_burst), "must be at least 1");

@@ -77,6 +77,12 @@ struct Options {
   bool enable_zonal_shift = false;  // ENABLE_ZONAL_SHIFT
   int metrics_port = 8080;          // METRICS_PORT: /metrics; -1 disables it
   int health_probe_port = 8081;     // HEALTH_PROBE_PORT: /healthz, /readyz; -1 disables it
+  // DOVETAIL_METRICS_BIND_ADDRESS: the IPv4 or IPv6 address the metrics port listens on;
+  // "0.0.0.0" is every IPv4 interface (the probes always listen there: the kubelet calls them).
+  std::string metrics_bind_address = "0.0.0.0";
+  // DOVETAIL_DISRUPTION_EXPLANATIONS: serve /disruption/explanations on the metrics port (node,
+  // pod and PodDisruptionBudget names, for `dovetail explain node`); off by default.
+  bool disruption_explanations = false;
 };
 
 // Reads the environment through `getenv` (tests pass their own). Errors: InvalidArgument naming
@@ -91,7 +97,8 @@ absl::Status ParseFeatureGates(const std::string& text, std::map<std::string, bo
                                const std::string& variable = "FEATURE_GATES");
 
 // Checks values that have a fixed set (policies, cloud provider, log level), durations and
-// ranges (as upstream validates them); CLUSTER_NAME is required for aws. Refuses, naming the
+// ranges (as upstream validates them), and that DOVETAIL_METRICS_BIND_ADDRESS is an IP address;
+// CLUSTER_NAME is required for aws. Refuses, naming the
 // variable, upstream settings that ask for what Dovetail does not do: ENABLE_ZONAL_SHIFT=true,
 // ENABLE_PROFILING=true, IGNORE_DRA_REQUESTS=false, the feature gates NodeRepair, NodeOverlay,
 // StaticCapacity, CapacityBuffer and PodDeletionCostManagement and the AWS feature gate

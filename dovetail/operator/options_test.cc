@@ -65,6 +65,31 @@ TEST(OptionsTest, ReadsUpstreamsEnvironmentVariables) {
   EXPECT_TRUE(Validate(*o).ok());
 }
 
+TEST(OptionsTest, MetricsBindAddressAndExplanationsAreDovetailsOwn) {
+  auto defaults = FromEnv({{"CLUSTER_NAME", "prod"}});
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->metrics_bind_address, "0.0.0.0");  // every interface, as before
+  EXPECT_FALSE(defaults->disruption_explanations);       // pod and PDB names: opt in
+  for (const char* address : {"127.0.0.1", "::1", "::", "10.1.2.3"}) {
+    auto o = FromEnv({{"CLUSTER_NAME", "prod"},
+                      {"DOVETAIL_METRICS_BIND_ADDRESS", address},
+                      {"DOVETAIL_DISRUPTION_EXPLANATIONS", "true"}});
+    ASSERT_TRUE(o.ok()) << o.status();
+    EXPECT_EQ(o->metrics_bind_address, address);
+    EXPECT_TRUE(o->disruption_explanations);
+    EXPECT_TRUE(Validate(*o).ok()) << address;
+  }
+  for (const char* address : {"localhost", "0.0.0.0:8080", "300.1.1.1", " 127.0.0.1"}) {
+    auto o = FromEnv({{"CLUSTER_NAME", "prod"}, {"DOVETAIL_METRICS_BIND_ADDRESS", address}});
+    ASSERT_TRUE(o.ok()) << o.status();
+    absl::Status s = Validate(*o);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << address;
+    EXPECT_THAT(s.message(), HasSubstr("DOVETAIL_METRICS_BIND_ADDRESS")) << address;
+  }
+  EXPECT_THAT(FromEnv({{"DOVETAIL_DISRUPTION_EXPLANATIONS", "yes please"}}).status().message(),
+              HasSubstr("DOVETAIL_DISRUPTION_EXPLANATIONS"));
+}
+
 TEST(OptionsTest, BadValuesNameTheVariable) {
   auto d = FromEnv({{"BATCH_MAX_DURATION", "ten seconds"}});
   ASSERT_FALSE(d.ok());

@@ -416,6 +416,26 @@ def test_instance_type_metrics() -> None:
     assert '"DOVETAIL_INSTANCE_TYPE_METRICS"' in options
 
 
+def test_metrics_bind_address_and_explanations() -> None:
+    # dovetail.metricsBindAddress and dovetail.disruptionExplanations: unset by default (the
+    # controller's defaults: every IPv4 interface, no /disruption/explanations); set, they reach
+    # the variables options.cc reads.
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    assert values["dovetail"]["metricsBindAddress"] == ""
+    assert values["dovetail"]["disruptionExplanations"] is False
+    env = env_of(render("--set", "settings.clusterName=x"))
+    assert "DOVETAIL_METRICS_BIND_ADDRESS" not in env, env
+    assert "DOVETAIL_DISRUPTION_EXPLANATIONS" not in env, env
+    env = env_of(render("--set", "settings.clusterName=x",
+                        "--set", "dovetail.metricsBindAddress=127.0.0.1",
+                        "--set", "dovetail.disruptionExplanations=true"))
+    assert env["DOVETAIL_METRICS_BIND_ADDRESS"] == "127.0.0.1", env
+    assert env["DOVETAIL_DISRUPTION_EXPLANATIONS"] == "true", env
+    options = (ROOT / "dovetail" / "operator" / "options.cc").read_text()
+    assert '"DOVETAIL_METRICS_BIND_ADDRESS"' in options
+    assert '"DOVETAIL_DISRUPTION_EXPLANATIONS"' in options
+
+
 def test_irsa_service_monitor() -> None:
     docs = render("-f", str(VALUES / "settings.yaml"))
     sa = one(docs, "ServiceAccount")
@@ -652,7 +672,7 @@ GROUPS = {
     "golden": [test_golden],
     "checks": [test_security_context, test_replicas_pdb_spread, test_leader_election,
                test_rbac_least_privilege, test_settings_reach_env, test_instance_type_metrics,
-               test_irsa_service_monitor,
+               test_metrics_bind_address_and_explanations, test_irsa_service_monitor,
                test_prometheus_rule_and_dashboard, test_older_chart_values,
                test_upstream_values, test_image, test_monitoring_needs_its_crds],
 }

@@ -194,6 +194,14 @@ void DisruptionController::Stop() {
   queue_.Stop();
 }
 
+std::optional<absl::Time> DisruptionController::OldestWorkStart() const {
+  std::optional<absl::Time> loop = loop_work_.OldestStart();
+  std::optional<absl::Time> queue = queue_.OldestWorkStart();
+  if (!loop.has_value()) return queue;
+  if (!queue.has_value()) return loop;
+  return std::min(*loop, *queue);
+}
+
 bool DisruptionController::Sleep(absl::Duration d) {
   return !stop_->WaitForNotificationWithTimeout(d);
 }
@@ -215,7 +223,11 @@ void DisruptionController::Loop() {
   }
   // Crash recovery before the first pass.
   while (running_.load()) {
-    absl::StatusOr<int> removed = RemoveStaleMarks();
+    absl::StatusOr<int> removed;
+    {
+      WorkInProgress::Scope recovery(loop_work_);
+      removed = RemoveStaleMarks();
+    }
     if (removed.ok()) break;
     AddError(removed.status());
     if (!Sleep(options_.poll_interval)) return;
@@ -228,6 +240,7 @@ void DisruptionController::Loop() {
     poked_->store(false);
     absl::StatusOr<PassResult> result;
     {
+      WorkInProgress::Scope pass(loop_work_);  // waiting for pass_mu_ (a Replace) included
       absl::MutexLock lock(&pass_mu_);
       ValidateDue();
       result = RunOnceLocked(/*defer_validation=*/true);

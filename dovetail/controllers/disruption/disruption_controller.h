@@ -85,6 +85,7 @@
 #include "dovetail/apis/core/pod_disruption_budget.h"
 #include "dovetail/apis/core/workloads.h"
 #include "dovetail/apis/v1/nodepool.h"
+#include "dovetail/common/work_in_progress.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/disruption/disruption.h"
 #include "dovetail/controllers/disruption/queue.h"
@@ -147,6 +148,9 @@ class DisruptionController : public Controller, public Replacer {
   std::string_view Name() const override { return "disruption"; }
   void Start() override;
   void Stop() override;
+  // The older of the loop's work in flight (crash recovery, a pass with its due validations) and
+  // the orchestration queue's reconcile in flight; nullopt when neither runs.
+  std::optional<absl::Time> OldestWorkStart() const override;
 
   // Starts only the controller's informers and waits for them (tests that drive RunOnce).
   bool StartInformers(absl::Time deadline);
@@ -244,6 +248,7 @@ class DisruptionController : public Controller, public Replacer {
   // taken by the loop.
   std::shared_ptr<std::atomic<bool>> poked_ = std::make_shared<std::atomic<bool>>(false);
   std::atomic<bool> running_{false};
+  WorkInProgress loop_work_;  // the loop's recovery or pass in flight
   std::unique_ptr<absl::Notification> stop_;
   std::thread thread_;
 };

@@ -418,7 +418,10 @@ void Queue::Stop() {
 
 void Queue::Loop() {
   while (running_.load()) {
-    Reconcile();
+    {
+      WorkInProgress::Scope reconcile(work_);
+      Reconcile();
+    }
     if (stop_->WaitForNotificationWithTimeout(options_.poll)) break;
   }
 }

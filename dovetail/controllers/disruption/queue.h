@@ -64,6 +64,7 @@
 #include "dovetail/apis/v1/nodeclaim.h"
 #include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/common/clock.h"
+#include "dovetail/common/work_in_progress.h"
 #include "dovetail/controllers/disruption/disruption.h"
 #include "dovetail/kube/event_recorder.h"
 #include "dovetail/metrics/registry.h"
@@ -261,6 +262,9 @@ class Queue {
 
   // One look at every queued command (the worker calls it every `poll`).
   void Reconcile();
+  // When the worker's Reconcile in flight began (common/work_in_progress.h); nullopt between
+  // them.
+  std::optional<absl::Time> OldestWorkStart() const { return work_.OldestStart(); }
 
   // StateNode keys of the candidates the queue holds, voluntary and involuntary alike
   // (ClusterView::queued, and RemoveStaleDisruptionMarks's `held`).
@@ -322,6 +326,7 @@ class Queue {
   int64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
 
   std::atomic<bool> running_{false};
+  WorkInProgress work_;  // the worker's Reconcile in flight
   std::unique_ptr<absl::Notification> stop_;
   std::thread thread_;
 };

@@ -1,6 +1,7 @@
 #include "dovetail/controllers/nodeclaim/disruption_conditions_controller.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -111,6 +112,12 @@ void DisruptionConditionsController::Stop() {
   if (workers != nullptr) workers->Stop();
   workers.reset();
   queue.reset();
+}
+
+std::optional<absl::Time> DisruptionConditionsController::OldestWorkStart() const {
+  absl::MutexLock lock(&mu_);
+  if (queue_ == nullptr) return std::nullopt;
+  return queue_->OldestProcessingStart();
 }
 
 void DisruptionConditionsController::Enqueue(const std::string& name) {

@@ -59,6 +59,8 @@ class DisruptionConditionsController final : public Controller {
   // Starts the NodePool informer, enqueues every cached NodeClaim of a pool, starts the workers.
   void Start() override;
   void Stop() override;
+  // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
+  std::optional<absl::Time> OldestWorkStart() const override;
 
   // One reconcile of the named NodeClaim (what a worker runs; public for tests).
   absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
@@ -80,7 +82,7 @@ class DisruptionConditionsController final : public Controller {
   // NodeClaim UID -> when the InstanceTypeNotFound check last found the claim's type.
   absl::flat_hash_map<std::string, absl::Time> instance_type_found_ ABSL_GUARDED_BY(cache_mu_);
 
-  absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
+  mutable absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
   std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<kube::Controller> workers_;
 };

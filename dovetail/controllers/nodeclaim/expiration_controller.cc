@@ -1,5 +1,6 @@
 #include "dovetail/controllers/nodeclaim/expiration_controller.h"
 
+#include <optional>
 #include <utility>
 
 #include "dovetail/apis/v1/labels.h"
@@ -79,6 +80,12 @@ void ExpirationController::Stop() {
   if (workers != nullptr) workers->Stop();
   workers.reset();
   queue.reset();
+}
+
+std::optional<absl::Time> ExpirationController::OldestWorkStart() const {
+  absl::MutexLock lock(&mu_);
+  if (queue_ == nullptr) return std::nullopt;
+  return queue_->OldestProcessingStart();
 }
 
 void ExpirationController::Enqueue(const std::string& name) {

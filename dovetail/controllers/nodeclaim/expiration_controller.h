@@ -13,6 +13,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,8 @@ class ExpirationController final : public Controller {
   // Enqueues every cached NodeClaim with an expireAfter and starts the workers.
   void Start() override;
   void Stop() override;
+  // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
+  std::optional<absl::Time> OldestWorkStart() const override;
 
   // One reconcile of the named NodeClaim (what a worker runs; public for tests).
   absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
@@ -52,7 +55,7 @@ class ExpirationController final : public Controller {
   const ExpirationOptions options_;
   metrics::Counter* disrupted_ = nullptr;  // karpenter_nodeclaims_disrupted_total, or null
 
-  absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
+  mutable absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
   std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<kube::Controller> workers_;
 };

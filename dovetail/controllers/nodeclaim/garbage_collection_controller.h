@@ -18,6 +18,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "absl/base/thread_annotations.h"
@@ -50,6 +51,8 @@ class GarbageCollectionController final : public Controller {
   // Runs a pass now and then every `interval`.
   void Start() override;
   void Stop() override;
+  // When the pass in flight began; nullopt between passes.
+  std::optional<absl::Time> OldestWorkStart() const override { return loop_.OldestWorkStart(); }
 
   // One pass (what the worker runs). Errors: the first failed cloud or API call; the pass goes on
   // past failures of single deletions and reports the first.

@@ -1,6 +1,7 @@
 #include "dovetail/controllers/nodeclaim/lifecycle_controller.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -124,6 +125,12 @@ void LifecycleController::Stop() {
   if (workers != nullptr) workers->Stop();
   workers.reset();
   queue.reset();
+}
+
+std::optional<absl::Time> LifecycleController::OldestWorkStart() const {
+  absl::MutexLock lock(&mu_);
+  if (queue_ == nullptr) return std::nullopt;
+  return queue_->OldestProcessingStart();
 }
 
 void LifecycleController::Enqueue(const std::string& name) {

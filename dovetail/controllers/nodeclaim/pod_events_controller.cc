@@ -59,6 +59,12 @@ void PodEventsController::Stop() {
   queue.reset();
 }
 
+std::optional<absl::Time> PodEventsController::OldestWorkStart() const {
+  absl::MutexLock lock(&mu_);
+  if (queue_ == nullptr) return std::nullopt;
+  return queue_->OldestProcessingStart();
+}
+
 void PodEventsController::EnqueueForNode(const std::string& node_name) {
   std::optional<state::StateNode> node = deps_.cluster.GetByNodeName(node_name);
   if (!node.has_value() || node->node_claim == nullptr) return;

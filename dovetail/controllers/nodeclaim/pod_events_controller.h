@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,6 +39,8 @@ class PodEventsController final : public Controller {
   std::string_view Name() const override { return "nodeclaim.podevents"; }
   void Start() override;
   void Stop() override;
+  // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
+  std::optional<absl::Time> OldestWorkStart() const override;
 
   // One reconcile of the named NodeClaim (what a worker runs; public for tests).
   absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
@@ -47,7 +50,7 @@ class PodEventsController final : public Controller {
 
   const Dependencies deps_;
   const PodEventsOptions options_;
-  absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
+  mutable absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
   std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<kube::Controller> workers_;
 };

@@ -75,6 +75,12 @@ void HashController::Stop() {
   queue.reset();
 }
 
+std::optional<absl::Time> HashController::OldestWorkStart() const {
+  absl::MutexLock lock(&mu_);
+  if (queue_ == nullptr) return std::nullopt;
+  return queue_->OldestProcessingStart();
+}
+
 void HashController::Enqueue(const std::string& name) {
   absl::MutexLock lock(&mu_);
   if (queue_ != nullptr) queue_->Add(name);

@@ -115,6 +115,12 @@ void StatusController::Stop() {
   for (const std::string& name : pools) ExportMetrics(name, nullptr, {});
 }
 
+std::optional<absl::Time> StatusController::OldestWorkStart() const {
+  absl::MutexLock lock(&mu_);
+  if (queue_ == nullptr) return std::nullopt;
+  return queue_->OldestProcessingStart();
+}
+
 void StatusController::Enqueue(const std::string& name) {
   absl::MutexLock lock(&mu_);
   if (queue_ != nullptr) queue_->Add(name);

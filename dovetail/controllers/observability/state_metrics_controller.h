@@ -17,6 +17,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "absl/base/thread_annotations.h"
@@ -46,6 +47,8 @@ class StateMetricsController final : public Controller {
   void Start() override;
   // Stops recomputing and clears the gauges (a replica that does not lead exports none).
   void Stop() override;
+  // When the pass in flight began; nullopt between passes.
+  std::optional<absl::Time> OldestWorkStart() const override { return loop_.OldestWorkStart(); }
 
   // One recomputation (what the worker runs; public for tests).
   void Collect();

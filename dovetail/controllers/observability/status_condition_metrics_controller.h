@@ -150,6 +150,8 @@ class StatusConditionMetricsController final : public Controller {
   // Stops recomputing, ignores events until the next Start, forgets every object and clears the
   // gauges.
   void Stop() override;
+  // When the pass in flight began; nullopt between passes.
+  std::optional<absl::Time> OldestWorkStart() const override { return loop_.OldestWorkStart(); }
 
   // One pass: observes every cached object, then recomputes the gauges (public for tests).
   void Collect();

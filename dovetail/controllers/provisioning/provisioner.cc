@@ -217,7 +217,11 @@ void Provisioner::Loop() {
       absl::SleepFor(absl::Milliseconds(20));
     }
     if (!running_.load()) break;
-    absl::StatusOr<PassResult> result = RunOnce();
+    absl::StatusOr<PassResult> result;
+    {
+      WorkInProgress::Scope pass(pass_work_);
+      result = RunOnce();
+    }
     if (!result.ok()) AddError(result.status());
   }
 }

@@ -39,6 +39,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -53,6 +54,7 @@
 #include "dovetail/apis/core/namespace.h"
 #include "dovetail/apis/core/workloads.h"
 #include "dovetail/apis/v1/nodepool.h"
+#include "dovetail/common/work_in_progress.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/provisioning/batcher.h"
 #include "dovetail/controllers/provisioning/decision_id.h"
@@ -137,6 +139,8 @@ class Provisioner : public Controller {
   // Starts the NodePool, DaemonSet and Namespace informers and the batching loop.
   void Start() override;
   void Stop() override;
+  // When the loop's pass in flight began; nullopt between passes.
+  std::optional<absl::Time> OldestWorkStart() const override { return pass_work_.OldestStart(); }
 
   // One provisioning pass now (no batching). Errors: Unavailable while the cluster state or the
   // provisioner's informers have not synced; errors of the solver's input.
@@ -197,6 +201,7 @@ class Provisioner : public Controller {
   Stats stats_ ABSL_GUARDED_BY(stats_mu_);
 
   std::atomic<bool> running_{false};
+  WorkInProgress pass_work_;  // the loop's pass in flight
   std::thread thread_;
 };
 

@@ -1,6 +1,7 @@
 #include "dovetail/controllers/termination/termination_controller.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -185,6 +186,12 @@ void TerminationController::Stop() {
   if (workers != nullptr) workers->Stop();
   workers.reset();
   queue.reset();
+}
+
+std::optional<absl::Time> TerminationController::OldestWorkStart() const {
+  absl::MutexLock lock(&mu_);
+  if (queue_ == nullptr) return std::nullopt;
+  return queue_->OldestProcessingStart();
 }
 
 void TerminationController::Enqueue(const std::string& key) {

@@ -95,6 +95,8 @@ class TerminationController final : public Controller {
   // Enqueues every cached Node and NodeClaim being deleted and starts the workers.
   void Start() override;
   void Stop() override;
+  // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
+  std::optional<absl::Time> OldestWorkStart() const override;
 
   // One reconcile of a key ("node/<name>" or "nodeclaim/<name>"); what a worker runs.
   absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& key);
@@ -165,7 +167,7 @@ class TerminationController final : public Controller {
   metrics::Histogram* node_claim_termination_duration_ = nullptr;
   metrics::Histogram* instance_termination_duration_ = nullptr;
 
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<kube::Controller> workers_ ABSL_GUARDED_BY(mu_);
   // Nodes being drained: pod events on them enqueue the node.

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -55,6 +56,8 @@ class OfferingMetricsController final : public controllers::Controller {
   std::string_view Name() const override { return "cloudprovider.metrics"; }
   void Start() override;
   void Stop() override;
+  // When the pass in flight began; nullopt between passes.
+  std::optional<absl::Time> OldestWorkStart() const override { return loop_.OldestWorkStart(); }
   // Lists the NodePools and collects once (what the worker runs).
   absl::Status Collect();
 

@@ -1,6 +1,7 @@
 #include "dovetail/providers/aws/interruption/instance_status_controller.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -65,6 +66,12 @@ void InstanceStatusController::Stop() {
   if (workers != nullptr) workers->Stop();
   workers.reset();
   queue.reset();
+}
+
+std::optional<absl::Time> InstanceStatusController::OldestWorkStart() const {
+  absl::MutexLock lock(&mu_);
+  if (queue_ == nullptr) return std::nullopt;
+  return queue_->OldestProcessingStart();
 }
 
 absl::StatusOr<kube::ReconcileResult> InstanceStatusController::Poll() {

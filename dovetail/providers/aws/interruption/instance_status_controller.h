@@ -28,6 +28,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -60,6 +61,8 @@ class InstanceStatusController final : public controllers::Controller {
   std::string_view Name() const override { return "interruption.instancestatus"; }
   void Start() override;
   void Stop() override;
+  // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
+  std::optional<absl::Time> OldestWorkStart() const override;
 
   // One poll, as the worker runs it: the next requeue (the interval), none (polling ends: EC2
   // said UnauthorizedOperation), or the error to retry with backoff.
@@ -78,7 +81,7 @@ class InstanceStatusController final : public controllers::Controller {
   absl::Mutex poll_mu_;
   UnhealthySeen seen_ ABSL_GUARDED_BY(poll_mu_);
 
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<kube::Controller> workers_;
 };

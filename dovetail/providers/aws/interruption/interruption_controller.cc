@@ -144,6 +144,7 @@ void InterruptionController::Loop() {
 }
 
 void InterruptionController::Process(const SqsMessage& m) {
+  WorkInProgress::Scope handling(handling_);
   if (!Handle(m)) return;  // back after its visibility timeout
   if (absl::Status s = sqs_.DeleteMessage(queue_url_, m.receipt_handle); !s.ok()) {
     log::Error(kLogger, "cannot delete an interruption message",

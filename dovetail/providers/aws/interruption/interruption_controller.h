@@ -41,6 +41,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -49,6 +50,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "dovetail/common/work_in_progress.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/disruption/replacer.h"
 #include "dovetail/providers/aws/interruption/actions.h"
@@ -92,6 +94,8 @@ class InterruptionController final : public controllers::Controller {
   std::string_view Name() const override { return "interruption"; }
   void Start() override;
   void Stop() override;
+  // When the oldest message handling in progress began (Process); nullopt when none runs.
+  std::optional<absl::Time> OldestWorkStart() const override { return handling_.OldestStart(); }
 
   // One message: parse, act, and report whether it may be deleted (true unless acting failed on
   // an API error). Public for tests.
@@ -126,6 +130,7 @@ class InterruptionController final : public controllers::Controller {
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::unique_ptr<std::thread> thread_;
+  WorkInProgress handling_;  // the messages being processed
 };
 
 }  // namespace dovetail::providers::aws::interruption

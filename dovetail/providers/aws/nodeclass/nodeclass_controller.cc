@@ -1,6 +1,7 @@
 #include "dovetail/providers/aws/nodeclass/nodeclass_controller.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -146,6 +147,12 @@ void NodeClassController::Stop() {
   if (workers != nullptr) workers->Stop();
   workers.reset();
   queue.reset();
+}
+
+std::optional<absl::Time> NodeClassController::OldestWorkStart() const {
+  absl::MutexLock lock(&mu_);
+  if (queue_ == nullptr) return std::nullopt;
+  return queue_->OldestProcessingStart();
 }
 
 void NodeClassController::Enqueue(const std::string& name) {

@@ -105,6 +105,8 @@ class NodeClassController final : public controllers::Controller {
   // Starts the EC2NodeClass informer and the workers (every class is enqueued by the informer).
   void Start() override;
   void Stop() override;
+  // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
+  std::optional<absl::Time> OldestWorkStart() const override;
 
   // One reconcile of the named class (what a worker runs; public for tests).
   absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
@@ -134,7 +136,7 @@ class NodeClassController final : public controllers::Controller {
   std::string k8s_version_ ABSL_GUARDED_BY(version_mu_);
   absl::Time k8s_version_at_ ABSL_GUARDED_BY(version_mu_) = absl::InfinitePast();
 
-  absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
+  mutable absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
   std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<kube::Controller> workers_;
 };
