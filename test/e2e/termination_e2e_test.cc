@@ -356,6 +356,24 @@ class TerminationE2eTest : public ::testing::Test {
     return notes;
   }
 
+  // A NodeClaim with the termination finalizer and nothing in its status (never launched).
+  void CreateBareNodeClaim(const std::string& name) {
+    const json claim = {
+        {"apiVersion", "karpenter.sh/v1"},
+        {"kind", "NodeClaim"},
+        {"metadata",
+         {{"name", name},
+          {"labels", {{"karpenter.sh/nodepool", "term-e2e"}}},
+          {"finalizers", {std::string(v1::kTerminationFinalizer)}}}},
+        {"spec",
+         {{"requirements",
+           {{{"key", "node.kubernetes.io/instance-type"}, {"operator", "In"}, {"values", {"x"}}}}},
+          {"nodeClassRef",
+           {{"group", "karpenter.kwok.sh"}, {"kind", "KWOKNodeClass"}, {"name", "default"}}}}}};
+    auto created = client_->Create(kube::resources::kNodeClaims, "", claim.dump());
+    ASSERT_TRUE(created.ok()) << created.status();
+  }
+
   // The termination controller's calls of a cloud provider method so far.
   int64_t CloudCalls(const std::string& method) {
     const std::string prefix = absl::StrCat(
@@ -638,19 +656,7 @@ TEST_F(TerminationE2eTest, ReleasesANotReadyNodeWhoseInstanceIsGoneWithoutDraini
   const std::string provider_id =
       std::string(cloudprovider::kwok::kProviderIdPrefix) + name + "-instance";
   nodes_.push_back(name);
-  const json claim = {
-      {"apiVersion", "karpenter.sh/v1"},
-      {"kind", "NodeClaim"},
-      {"metadata",
-       {{"name", name},
-        {"labels", {{"karpenter.sh/nodepool", "term-e2e"}}},
-        {"finalizers", {std::string(v1::kTerminationFinalizer)}}}},
-      {"spec",
-       {{"requirements",
-         {{{"key", "node.kubernetes.io/instance-type"}, {"operator", "In"}, {"values", {"x"}}}}},
-        {"nodeClassRef",
-         {{"group", "karpenter.kwok.sh"}, {"kind", "KWOKNodeClass"}, {"name", "default"}}}}}};
-  ASSERT_TRUE(client_->Create(kube::resources::kNodeClaims, "", claim.dump()).ok());
+  CreateBareNodeClaim(name);
   const json status = {{"status", {{"providerID", provider_id}, {"nodeName", name}}}};
   ASSERT_TRUE(client_
                   ->Patch(kube::resources::kNodeClaims, "", name, kube::PatchType::kMerge,
@@ -691,19 +697,7 @@ TEST_F(TerminationE2eTest, ReleasesANotReadyNodeWhoseInstanceIsGoneWithoutDraini
 TEST_F(TerminationE2eTest, ReleasesANeverLaunchedNodeClaimWithoutACloudDelete) {
   const std::string name = UniqueName("term-e2e-never");
   nodes_.push_back(name);
-  const json claim = {
-      {"apiVersion", "karpenter.sh/v1"},
-      {"kind", "NodeClaim"},
-      {"metadata",
-       {{"name", name},
-        {"labels", {{"karpenter.sh/nodepool", "term-e2e"}}},
-        {"finalizers", {std::string(v1::kTerminationFinalizer)}}}},
-      {"spec",
-       {{"requirements",
-         {{{"key", "node.kubernetes.io/instance-type"}, {"operator", "In"}, {"values", {"x"}}}}},
-        {"nodeClassRef",
-         {{"group", "karpenter.kwok.sh"}, {"kind", "KWOKNodeClass"}, {"name", "default"}}}}}};
-  ASSERT_TRUE(client_->Create(kube::resources::kNodeClaims, "", claim.dump()).ok());
+  CreateBareNodeClaim(name);
   ASSERT_TRUE(WaitFor([&] { return cluster_.GetByNodeClaimName(name).has_value(); },
                       absl::Seconds(30), kPoll));
   const int64_t deletes_before = CloudCalls("Delete");

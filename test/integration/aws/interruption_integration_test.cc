@@ -543,6 +543,41 @@ TEST_F(InterruptionReplaceIntegrationTest, RecordedCommandsSurviveARestart) {
   controller_.reset();
 }
 
+// At-least-once delivery: a handling that fails (the record cannot be written: the write gate is
+// closed, as when the lease is lost mid-handling) leaves the message in the queue; SQS delivers it
+// again after its visibility timeout, and it is then handled once.
+TEST_F(InterruptionReplaceIntegrationTest, AFailedHandlingIsRedeliveredAndHandledOnce) {
+  controller_->Stop();  // this test's controller has a gated client
+  kube::WriteGate gate;
+  gate.Close();
+  kube::Client gated(*rest_, &gate);
+  const controllers::Dependencies deps{gated,  cluster_, *informers_, cloud_,
+                                       clock_, *events_, &metrics_};
+  ControllerOptions options;
+  options.queue_name = queue_name_;
+  options.receive.wait_time = absl::Seconds(1);
+  options.receive.visibility_timeout = absl::Seconds(3);
+  FakeReplacer replacer{unavailable_};
+  InterruptionController controller(deps, *sqs_, &unavailable_, &replacer, options);
+  const std::string claim = CreateLaunched("i-0b1b2c3d4e5f60031");
+  const double received = Received("spot_interrupted");
+  const double deleted = Deleted();
+  ASSERT_TRUE(
+      sqs_->SendMessage(queue_url_, SpotEvent("i-0b1b2c3d4e5f60031", Rfc3339(NowSeconds()))).ok());
+  controller.Start();
+  ASSERT_TRUE(
+      WaitFor([&] { return Received("spot_interrupted") >= received + 1; }, absl::Seconds(30)));
+  absl::SleepFor(absl::Seconds(1));
+  EXPECT_EQ(Deleted(), deleted) << "a message whose handling failed was deleted";
+  EXPECT_EQ(replacer.Count(), 0u) << "the Replacer was asked before the command was recorded";
+  gate.Open();
+  EXPECT_TRUE(WaitFor([&] { return Deleted() == deleted + 1; }, absl::Seconds(30)));
+  EXPECT_TRUE(WaitFor([&] { return QueueEmpty(); }, absl::Seconds(30)));
+  EXPECT_GE(Received("spot_interrupted"), received + 2) << "the message was not redelivered";
+  EXPECT_EQ(replacer.RequestsFor(claim).size(), 1u);
+  controller.Stop();
+}
+
 TEST_F(InterruptionReplaceIntegrationTest, ReplacerErrorFallsBackToDeletionUnlessTheClaimIsGone) {
   const std::string gone = CreateLaunched("i-0b1b2c3d4e5f60002");
   replacer_.FailWith(absl::NotFoundError("no such NodeClaim in the cluster state"));

@@ -389,6 +389,32 @@ TEST_F(ProvisioningIntegrationTest, CreatesNodeClaimsForPendingPodsAndHoldsLimit
         << pod;
   }
   EXPECT_EQ(provisioner_->stats().node_claim_create_errors, 0);
+
+  // The limit is lowered mid-run below what is in use (4 CPUs, 8 launched): new launches stop and
+  // nothing is deleted (Karpenter's semantics: limits gate launches, never remove nodes).
+  const nlohmann::json lower = {{"spec", {{"limits", {{"cpu", "4"}}}}}};
+  ASSERT_TRUE(
+      client_->Patch(kube::resources::kNodePools, "", pool_, kube::PatchType::kMerge, lower.dump())
+          .ok());
+  ASSERT_TRUE(WaitFor([&] {
+    auto pool = provisioner_->node_pools().store().Get(pool_);
+    if (pool == nullptr) return false;
+    auto cpu = pool->spec.limits.find("cpu");
+    return cpu != pool->spec.limits.end() && cpu->second.MilliValue() == 4000;
+  }));
+  CreatePendingPod("p6", "2500m");  // fits neither launched node (1.5 CPUs free on each)
+  ASSERT_TRUE(WaitFor([&] { return provisioner_->stats().last_pass_pods == 6; }))
+      << provisioner_->stats().last_error;
+  absl::SleepFor(absl::Milliseconds(500));
+  const std::vector<v1::NodeClaim> after = Claims();
+  EXPECT_EQ(after.size(), 2u) << "a NodeClaim was launched over the lowered limit";
+  for (const v1::NodeClaim& claim : after) {
+    EXPECT_FALSE(claim.metadata.deletion_timestamp.has_value())
+        << claim.metadata.name << " was deleted when the limit was lowered";
+  }
+  EXPECT_TRUE(WaitFor([&] {
+    return HasEvent("p6", "FailedScheduling", "exceed the nodepool's limits");
+  })) << Describe();
 }
 
 // Issue 20: one pending pod the informers cannot decode froze the pod cache, and the provisioner
