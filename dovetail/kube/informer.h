@@ -55,6 +55,7 @@
 #include "absl/time/time.h"
 #include "dovetail/apis/core/codec.h"
 #include "dovetail/common/status_macros.h"
+#include "dovetail/common/thread_entry.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/errors.h"
 #include "dovetail/kube/objects.h"
@@ -187,9 +188,9 @@ class Informer {
     absl::MutexLock lock(&mu_);
     if (started_) return;
     started_ = true;
-    thread_ = std::thread([this] { Run(); });
+    thread_ = StartThread("informer", [this] { Run(); });
     if (options_.resync_period > absl::ZeroDuration()) {
-      resync_thread_ = std::thread([this] { ResyncLoop(); });
+      resync_thread_ = StartThread("informer-resync", [this] { ResyncLoop(); });
     }
   }
 

@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "dovetail/common/thread_entry.h"
 #include "httplib.h"
 
 namespace dovetail::metrics {
@@ -95,7 +96,7 @@ absl::StatusOr<int> HttpEndpoint::Start(const std::string& host, int port) {
     return absl::UnavailableError(absl::StrCat("cannot bind ", host, ":", port));
   }
   auto exited = std::make_shared<std::atomic<bool>>(false);
-  thread_ = std::thread([this, exited] {
+  thread_ = StartThread("http-endpoint", [this, exited] {
     server_->listen_after_bind();
     *exited = true;
   });
