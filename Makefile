@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build release dovetail-release image k8s test test-unit test-integration test-e2e test-repeat demo bench bench-e2e bench-upstream bench-compare format lint clean
+.PHONY: all deps build release dovetail-release image k8s test thread-safety test-unit test-integration test-e2e test-repeat demo bench bench-e2e bench-upstream bench-compare format lint clean
 
 all: build
 
@@ -11,7 +11,7 @@ deps:
 	@scripts/install-deps
 
 # The test build (preset dev): every test target, under AddressSanitizer + UndefinedBehaviorSanitizer
-# at -O1 -g1; no benchmarks.
+# at -O0 -g1; no benchmarks.
 build: deps
 	@cmake --preset dev >/dev/null
 	@cmake --build --preset dev -j $(JOBS)
@@ -43,6 +43,11 @@ k8s:
 test: deps
 	@scripts/with-k8s $(MAKE) --no-print-directory build image
 	@ctest --preset dev -j $(JOBS) || { scripts/ctest-failure-digest build/dev; exit 1; }
+
+# Clang's thread safety analysis (-Wthread-safety) over every translation unit of the dev build;
+# also a ctest test (thread_safety_analysis, label static), so `make test` runs it.
+thread-safety: build
+	@scripts/thread-safety-check build/dev
 
 test-unit: build
 	@ctest --preset dev -j $(JOBS) -L unit

@@ -146,8 +146,9 @@ ConditionVerdict CheckInitialization(const v1::NodeClaim& node_claim, const kube
               Cat("KnownEphemeralTaint \"", *t.key, ":", EffectName(t.effect), "\" still exists")};
     }
   }
-  for (const auto& [name, quantity] : node_claim.spec.resources.requests) {
-    if (quantity.MilliValue() == 0) continue;
+  for (const auto& request : node_claim.spec.resources.requests) {
+    const std::string& name = request.first;
+    if (request.second.MilliValue() == 0) continue;
     const bool registered =
         std::any_of(node->allocatable.begin(), node->allocatable.end(),
                     [&](const kube::ResourceAmount& a) { return *a.name == name && a.milli > 0; });

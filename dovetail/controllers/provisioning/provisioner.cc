@@ -607,8 +607,9 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
               {{"pods", std::to_string(plan.unschedulable.size())}, {"decisionId", decision}});
   }
   // Forget the outcomes of pods this pass did not decide about (bound, deleted, no longer pending).
+  const int64_t this_pass = pass_number_;
   absl::erase_if(event_decisions_,
-                 [this](const auto& kv) { return kv.second.pass != pass_number_; });
+                 [this_pass](const auto& kv) { return kv.second.pass != this_pass; });
   result.unschedulable = static_cast<int>(plan.unschedulable.size());
 
   absl::MutexLock l(&stats_mu_);
