@@ -1,5 +1,7 @@
 #include "dovetail/state/pod_scheduling_times.h"
 
+#include <utility>
+
 namespace dovetail::state {
 
 void PodSchedulingTimes::Ack(const std::vector<std::string>& pods, absl::Time now) {
@@ -15,20 +17,20 @@ std::vector<absl::Duration> PodSchedulingTimes::Decide(const std::vector<std::st
                                                        absl::Time now) {
   std::vector<absl::Duration> first_decisions;
   absl::MutexLock lock(&mu_);
-  auto decide = [&](const std::string& pod, bool success) {
-    Times& t = times_[pod];
-    if (!t.decision.has_value()) {
-      t.decision = now;
-      if (t.ack.has_value()) first_decisions.push_back(now - *t.ack);
+  for (const auto& [pods, success] : {std::pair{&placed, true}, std::pair{&unplaceable, false}}) {
+    for (const std::string& pod : *pods) {
+      Times& t = times_[pod];
+      if (!t.decision.has_value()) {
+        t.decision = now;
+        if (t.ack.has_value()) first_decisions.push_back(now - *t.ack);
+      }
+      if (!success) {
+        t.success.reset();
+      } else if (!t.success.has_value()) {
+        t.success = now;
+      }
     }
-    if (!success) {
-      t.success.reset();
-    } else if (!t.success.has_value()) {
-      t.success = now;
-    }
-  };
-  for (const std::string& pod : placed) decide(pod, true);
-  for (const std::string& pod : unplaceable) decide(pod, false);
+  }
   return first_decisions;
 }
 
