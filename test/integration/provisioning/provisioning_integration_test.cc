@@ -405,16 +405,16 @@ TEST_F(ProvisioningIntegrationTest, CreatesNodeClaimsForPendingPodsAndHoldsLimit
   CreatePendingPod("p6", "2500m");  // fits neither launched node (1.5 CPUs free on each)
   ASSERT_TRUE(WaitFor([&] { return provisioner_->stats().last_pass_pods == 6; }))
       << provisioner_->stats().last_error;
-  absl::SleepFor(absl::Milliseconds(500));
+  // A pass decided about p6 (refused with the limits reason) before the NodeClaims are counted.
+  EXPECT_TRUE(WaitFor([&] {
+    return HasEvent("p6", "FailedScheduling", "exceed the nodepool's limits");
+  })) << Describe();
   const std::vector<v1::NodeClaim> after = Claims();
   EXPECT_EQ(after.size(), 2u) << "a NodeClaim was launched over the lowered limit";
   for (const v1::NodeClaim& claim : after) {
     EXPECT_FALSE(claim.metadata.deletion_timestamp.has_value())
         << claim.metadata.name << " was deleted when the limit was lowered";
   }
-  EXPECT_TRUE(WaitFor([&] {
-    return HasEvent("p6", "FailedScheduling", "exceed the nodepool's limits");
-  })) << Describe();
 }
 
 // Issue 20: one pending pod the informers cannot decode froze the pod cache, and the provisioner
