@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build release dovetail-release image k8s test thread-safety test-unit test-integration test-e2e test-repeat demo bench bench-e2e bench-upstream bench-compare format lint clean
+.PHONY: all deps build release dovetail-release image k8s test test-tsan thread-safety test-unit test-integration test-e2e test-repeat demo bench bench-e2e bench-upstream bench-compare format lint clean
 
 all: build
 
@@ -43,6 +43,20 @@ k8s:
 test: deps
 	@scripts/with-k8s $(MAKE) --no-print-directory build image
 	@ctest --preset dev -j $(JOBS) || { scripts/ctest-failure-digest build/dev; exit 1; }
+
+# The unit and integration tests under ThreadSanitizer (preset tsan: clang++, -O1 -g1), against
+# Abseil and cpp-httplib built with TSan from Debian's sources at the installed versions
+# (scripts/build-absl-tsan, scripts/build-httplib-tsan; cached under ~/.cache/dovetail), so that
+# absl::Mutex and the HTTP servers' threads are visible to it. The Kubernetes binaries build
+# alongside (scripts/with-k8s). Not part of `make test` (CI time); docs/reliability.md has the last
+# result. TSAN_OPTIONS come from the test preset (CMakePresets.json), suppressions from
+# test/tsan/suppressions.txt. `-U 'DOVETAIL_*HTTPLIB'` makes an older build/tsan find the TSan
+# cpp-httplib again instead of keeping Debian's from its cache.
+test-tsan: deps
+	@scripts/with-k8s bash -c 'set -e; absl="$$(scripts/build-absl-tsan)"; httplib="$$(scripts/build-httplib-tsan)"; \
+		cmake --preset tsan -U "DOVETAIL_*HTTPLIB" -DCMAKE_PREFIX_PATH="$$absl;$$httplib" >/dev/null; \
+		cmake --build --preset tsan -j $(JOBS)'
+	@ctest --preset tsan -j $(JOBS) -L 'unit|integration' || { scripts/ctest-failure-digest build/tsan; exit 1; }
 
 # Clang's thread safety analysis (-Wthread-safety) over every translation unit of the dev build;
 # also a ctest test (thread_safety_analysis, label static), so `make test` runs it.

@@ -1,6 +1,7 @@
 // `dovetail controller`: runs the autoscaler against the cluster in the kubeconfig (or in-cluster)
 // until SIGINT/SIGTERM. Settings come from upstream Karpenter's environment variables
 // (dovetail/operator/options.h); the flags below override them.
+#include <atomic>
 #include <csignal>
 #include <iostream>
 #include <thread>
@@ -14,8 +15,13 @@
 namespace dovetail::cli {
 namespace {
 
-volatile std::sig_atomic_t g_signalled = 0;
-void OnSignal(int) { g_signalled = 1; }
+// Set by the signal handler (on whichever thread the signal lands) and by RunController when the
+// operator fails; read by the signal-watcher thread. A lock-free atomic: safe in a signal handler
+// and between threads (a volatile sig_atomic_t is only the former; ThreadSanitizer reported the
+// handler's write racing with the watcher's read, see docs/reliability.md).
+std::atomic<bool> g_signalled{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+void OnSignal(int) { g_signalled.store(true); }
 
 struct ControllerFlags {
   std::string kubeconfig;
@@ -97,12 +103,12 @@ int RunController(const ControllerFlags& flags) {
   std::signal(SIGTERM, OnSignal);
   op::Operator* o = operator_->get();
   std::thread watcher = StartThread("signal-watcher", [o] {
-    while (g_signalled == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    while (!g_signalled.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     o->RequestStop();
   });
   absl::Status status = o->Run();
   if (!status.ok()) {
-    g_signalled = 1;
+    g_signalled.store(true);
     watcher.join();
     log::Error("operator", std::string(status.message()));
     return 1;
