@@ -341,8 +341,8 @@ DecodeFigures DecodePages(const std::vector<std::string>& pages, int rounds, Dec
       std::string body = page;  // ParseList pads the body in place
       bytes += static_cast<int64_t>(page.size());
       ListMeta meta;
-      const absl::Status status =
-          ParseList(parser, body, meta, [&](simdjson::ondemand::object item) {
+      const absl::Status status = ParseList(
+          parser, body, meta, [&](simdjson::ondemand::object item, simdjson::ondemand::document&) {
             ++objects;
             return decode(item);
           });

@@ -54,6 +54,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "dovetail/apis/core/codec.h"
+#include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/common/thread_entry.h"
 #include "dovetail/kube/client.h"
@@ -155,6 +156,31 @@ struct ApiObjectCodec {
   }
   std::string_view ResourceVersion(const T& obj) const { return obj.metadata.resource_version; }
 };
+
+// Decodes one list item or watch event object with `codec` into `out`. When the codec refuses
+// it, `decode_error` gets the codec's error, `skipped` the object's identity (ReadObjectIdentity),
+// and the object's text is read whole from its start, which leaves the parser after it however
+// deep into it the codec stopped, so the rest of the page or event reads on. Errors: a JSON
+// structure that cannot be walked (the page or line is unreadable past this point), including
+// one the codec's read left `doc` dead on (simdjson abandons such a document, and reading the
+// object again would dereference its released parser).
+template <typename Codec>
+absl::Status DecodeOrIdentify(const Codec& codec, simdjson::ondemand::object item,
+                              simdjson::ondemand::document& doc, typename Codec::Object& out,
+                              absl::Status& decode_error, std::optional<ObjectIdentity>& skipped) {
+  decode_error = codec.Decode(item, out);
+  if (decode_error.ok()) return absl::OkStatus();
+  if (!doc.is_alive()) {
+    return absl::InvalidArgumentError(
+        Cat("skipped object: the JSON cannot be read past it: ", decode_error.message()));
+  }
+  bool not_empty = false;
+  if (auto e = item.reset().get(not_empty); e) return internal::JsonError(e, "skipped object");
+  std::string_view raw;
+  if (auto e = item.raw_json().get(raw); e) return internal::JsonError(e, "skipped object");
+  skipped = ReadObjectIdentity(raw);
+  return absl::OkStatus();
+}
 
 template <typename Codec>
 class Informer {
@@ -299,18 +325,19 @@ class Informer {
           ListMeta meta;
           std::vector<Ptr> objects;
           std::vector<std::string> undecodable_keys;
-          RETURN_IF_ERROR(
-              ParseList(parser_, body, meta, [&](simdjson::ondemand::object item) -> absl::Status {
-                Ptr obj;
-                std::optional<ObjectIdentity> skipped;
-                RETURN_IF_ERROR(DecodeOrSkip(item, obj, skipped));
-                if (obj != nullptr) {
-                  objects.push_back(std::move(obj));
-                } else if (std::string key = skipped->Key(); !key.empty()) {
-                  undecodable_keys.push_back(std::move(key));
-                }
-                return absl::OkStatus();
-              }));
+          RETURN_IF_ERROR(ParseList(parser_, body, meta,
+                                    [&](simdjson::ondemand::object item,
+                                        simdjson::ondemand::document& doc) -> absl::Status {
+                                      Ptr obj;
+                                      std::optional<ObjectIdentity> skipped;
+                                      RETURN_IF_ERROR(DecodeOrSkip(item, doc, obj, skipped));
+                                      if (obj != nullptr) {
+                                        objects.push_back(std::move(obj));
+                                      } else if (std::string key = skipped->Key(); !key.empty()) {
+                                        undecodable_keys.push_back(std::move(key));
+                                      }
+                                      return absl::OkStatus();
+                                    }));
           if (list_rv.empty()) list_rv = meta.resource_version;
           // Present but undecodable: still on the server, so its cached version is not swept.
           for (std::string& key : undecodable_keys) seen.insert(std::move(key));
@@ -375,9 +402,11 @@ class Informer {
     absl::Status error;
     Ptr obj;
     std::optional<ObjectIdentity> skipped;
-    RETURN_IF_ERROR(ParseWatchEvent(
-        parser_, line, length, capacity, type, bookmark_rv, error,
-        [&](simdjson::ondemand::object o) { return DecodeOrSkip(o, obj, skipped); }));
+    RETURN_IF_ERROR(
+        ParseWatchEvent(parser_, line, length, capacity, type, bookmark_rv, error,
+                        [&](simdjson::ondemand::object o, simdjson::ondemand::document& doc) {
+                          return DecodeOrSkip(o, doc, obj, skipped);
+                        }));
     if (type == WatchEventType::kError) {
       return error.ok() ? absl::UnknownError("watch ERROR event") : error;
     }
@@ -424,24 +453,20 @@ class Informer {
     return absl::OkStatus();
   }
 
-  // Decodes one list item or event object into `out`. An object the codec refuses is skipped:
-  // `out` stays null, `skipped` gets its identity, it is counted and (the first time) logged.
-  // Its text is then read whole from its start, which leaves the parser after it, however deep
-  // into it the codec stopped, so the rest of the page or event reads on. Errors: only a JSON
-  // structure that cannot be walked (the page or line is unreadable past this point).
-  absl::Status DecodeOrSkip(simdjson::ondemand::object item, Ptr& out,
-                            std::optional<ObjectIdentity>& skipped) {
+  // Decodes one list item or event object into `out` (DecodeOrIdentify). An object the codec
+  // refuses is skipped: `out` stays null, `skipped` gets its identity, it is counted and (the
+  // first time) logged. Errors: those of DecodeOrIdentify.
+  absl::Status DecodeOrSkip(simdjson::ondemand::object item, simdjson::ondemand::document& doc,
+                            Ptr& out, std::optional<ObjectIdentity>& skipped) {
     auto decoded = std::make_shared<T>();
-    const absl::Status status = codec_.Decode(item, *decoded);
-    if (status.ok()) {
+    absl::Status status;
+    std::optional<ObjectIdentity> refused;
+    RETURN_IF_ERROR(DecodeOrIdentify(codec_, item, doc, *decoded, status, refused));
+    if (!refused.has_value()) {
       out = std::move(decoded);
       return absl::OkStatus();
     }
-    bool not_empty = false;
-    if (auto e = item.reset().get(not_empty); e) return internal::JsonError(e, "skipped object");
-    std::string_view raw;
-    if (auto e = item.raw_json().get(raw); e) return internal::JsonError(e, "skipped object");
-    ObjectIdentity id = ReadObjectIdentity(raw);
+    ObjectIdentity id = std::move(*refused);
     UndecodableReports& reports =
         options_.undecodable != nullptr ? *options_.undecodable : own_reports_;
     if (reports.FirstReport(resource_.kind, id)) LogUndecodable(resource_.kind, id, status);

@@ -25,7 +25,9 @@
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/rest_client.h"
 #include "dovetail/kube/undecodable.h"
+#include "dovetail/kube/watch_event.h"
 #include "dovetail/metrics/registry.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
 
@@ -433,6 +435,41 @@ TEST(InformerCodecsTest, SkipUndecodableObjectsOfEveryCodec) {
   metrics::Counter& errors = registry.NewCounter(kInformerDecodeErrorsMetric, "", {"kind"});
   EXPECT_EQ(errors.Value({"Node"}), 1);
   EXPECT_EQ(errors.Value({"NodeClaim"}), 1);
+}
+
+// An object whose JSON structure breaks inside it ({:}, a colon where a key belongs) leaves the
+// simdjson document dead once the codec reads into it: the page and the event are errors, and
+// nothing reads the abandoned document again (found by test/fuzz/object_decoder_fuzzer).
+TEST(DecodeOrIdentifyTest, BrokenStructureInsideAnObjectFailsThePageNotTheProcess) {
+  StringPool pool;
+  const DecodeContext ctx{.pool = &pool};
+  const PodCodec codec{&ctx};
+  simdjson::ondemand::parser parser;
+  std::vector<std::string> decoded;
+  auto decode = [&](simdjson::ondemand::object item,
+                    simdjson::ondemand::document& doc) -> absl::Status {
+    PodInfo pod;
+    absl::Status decode_error;
+    std::optional<ObjectIdentity> skipped;
+    RETURN_IF_ERROR(DecodeOrIdentify(codec, item, doc, pod, decode_error, skipped));
+    if (decode_error.ok()) decoded.push_back(pod.meta.name);
+    return absl::OkStatus();
+  };
+  std::string body = R"({"items":[{"metadata":{"name":"a"}},{:},{"metadata":{"name":"b"}}]})";
+  ListMeta meta;
+  const absl::Status list = ParseList(parser, body, meta, decode);
+  EXPECT_FALSE(list.ok());
+  EXPECT_THAT(std::string(list.message()), ::testing::HasSubstr("cannot be read past it"));
+  EXPECT_EQ(decoded, std::vector<std::string>{"a"});
+
+  const simdjson::padded_string line(std::string_view(R"({"type":"ADDED","object":{:}})"));
+  WatchEventType type;
+  std::string bookmark_rv;
+  absl::Status error;
+  EXPECT_FALSE(ParseWatchEvent(parser, line.data(), line.size(),
+                               line.size() + simdjson::SIMDJSON_PADDING, type, bookmark_rv, error,
+                               decode)
+                   .ok());
 }
 
 }  // namespace

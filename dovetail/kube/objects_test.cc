@@ -191,15 +191,15 @@ absl::Status ParseLine(const std::string& line, WatchEventType& type, std::strin
                        absl::Status& error, std::string* name = nullptr) {
   simdjson::ondemand::parser parser;
   simdjson::padded_string padded(line);
-  return ParseWatchEvent(parser, padded.data(), padded.size(),
-                         padded.size() + simdjson::SIMDJSON_PADDING, type, rv, error,
-                         [&](simdjson::ondemand::object obj) -> absl::Status {
-                           StringPool pool;
-                           CompactMeta meta;
-                           RETURN_IF_ERROR(DecodeMeta(obj, DecodeContext{.pool = &pool}, meta));
-                           if (name != nullptr) *name = meta.name;
-                           return absl::OkStatus();
-                         });
+  return ParseWatchEvent(
+      parser, padded.data(), padded.size(), padded.size() + simdjson::SIMDJSON_PADDING, type, rv,
+      error, [&](simdjson::ondemand::object obj, simdjson::ondemand::document&) -> absl::Status {
+        StringPool pool;
+        CompactMeta meta;
+        RETURN_IF_ERROR(DecodeMeta(obj, DecodeContext{.pool = &pool}, meta));
+        if (name != nullptr) *name = meta.name;
+        return absl::OkStatus();
+      });
 }
 
 TEST(ParseWatchEventTest, ReadsObjectsBookmarksAndGoneErrors) {

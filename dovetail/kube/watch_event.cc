@@ -67,7 +67,7 @@ absl::Status ReadErrorStatus(object obj) {
 }  // namespace
 
 absl::Status ParseList(simdjson::ondemand::parser& parser, std::string& body, ListMeta& meta,
-                       absl::FunctionRef<absl::Status(object)> on_item) {
+                       ObjectCallback on_item) {
   body.reserve(body.size() + simdjson::SIMDJSON_PADDING);
   simdjson::ondemand::document doc;
   SJ_GET(parser.iterate(body.data(), body.size(), body.capacity()), doc, "list");
@@ -90,7 +90,7 @@ absl::Status ParseList(simdjson::ondemand::parser& parser, std::string& body, Li
       for (auto item_result : arr) {
         object item;
         SJ_GET(item_result.get_object(), item, "list item");
-        RETURN_IF_ERROR(on_item(item));
+        RETURN_IF_ERROR(on_item(item, doc));
       }
     }
   }
@@ -99,8 +99,7 @@ absl::Status ParseList(simdjson::ondemand::parser& parser, std::string& body, Li
 
 absl::Status ParseWatchEvent(simdjson::ondemand::parser& parser, const char* line, size_t length,
                              size_t capacity, WatchEventType& type, std::string& bookmark_rv,
-                             absl::Status& error,
-                             absl::FunctionRef<absl::Status(object)> on_object) {
+                             absl::Status& error, ObjectCallback on_object) {
   simdjson::ondemand::document doc;
   SJ_GET(parser.iterate(line, length, capacity), doc, "watch event");
   object root;
@@ -141,7 +140,7 @@ absl::Status ParseWatchEvent(simdjson::ondemand::parser& parser, const char* lin
           error = ReadErrorStatus(obj);
           break;
         default:
-          RETURN_IF_ERROR(on_object(obj));
+          RETURN_IF_ERROR(on_object(obj, doc));
       }
     }
   }

@@ -19,6 +19,12 @@ namespace dovetail::kube {
 
 enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
 
+// Called with one list item or watch event object and the document it is read from. After a
+// read of the object fails, the document may be dead (simdjson abandons a structure it cannot
+// walk: document::is_alive() is false), and then nothing more of it may be read.
+using ObjectCallback =
+    absl::FunctionRef<absl::Status(simdjson::ondemand::object, simdjson::ondemand::document&)>;
+
 struct ListMeta {
   std::string resource_version;
   std::string continue_token;
@@ -26,7 +32,7 @@ struct ListMeta {
 
 // Parses a List body. `on_item` is called for every element of `items`.
 absl::Status ParseList(simdjson::ondemand::parser& parser, std::string& body, ListMeta& meta,
-                       absl::FunctionRef<absl::Status(simdjson::ondemand::object)> on_item);
+                       ObjectCallback on_item);
 
 // Parses one watch event line (which must be followed by SIMDJSON_PADDING readable bytes, as
 // the splitter guarantees). For ADDED/MODIFIED/DELETED `on_object` gets the object. For BOOKMARK
@@ -34,8 +40,7 @@ absl::Status ParseList(simdjson::ondemand::parser& parser, std::string& body, Li
 // HTTP code and reason through errors.h, e.g. IsGone()).
 absl::Status ParseWatchEvent(simdjson::ondemand::parser& parser, const char* line, size_t length,
                              size_t capacity, WatchEventType& type, std::string& bookmark_rv,
-                             absl::Status& error,
-                             absl::FunctionRef<absl::Status(simdjson::ondemand::object)> on_object);
+                             absl::Status& error, ObjectCallback on_object);
 
 class WatchLineSplitter {
  public:
