@@ -21,6 +21,9 @@
 //    prints the canonical form of the value ("1", "1e3", "1Ki").
 //  - DecimalSI values of 1000E and more print in exponent form ("1000E" prints "1e21");
 //    apimachinery has no suffix for them and prints the digits alone ("1"), losing the exponent.
+// Like apimachinery, a whole BinarySI value of 1024 or more that no binary suffix divides exactly
+// prints its digits ("1000187.5Ki" prints "1024192000"), which parse back as DecimalSI and print
+// "1024192k": printing is stable from the second round on, not the first.
 // Like apimachinery, an exponent beyond int64 ("1e99999999999999999999") is InvalidArgument and
 // one beyond int32 keeps its low 32 bits ("1e4294967296" is 1).
 //

@@ -216,6 +216,20 @@ TEST_P(QuantityMalformedTest, FailsWithStatusNamingTheText) {
 
 INSTANTIATE_TEST_SUITE_P(Table, QuantityMalformedTest, ::testing::ValuesIn(kMalformedCases));
 
+// A whole BinarySI value that no binary suffix divides prints its digits, which parse back as
+// DecimalSI and print with a decimal suffix; apimachinery v0.31.2 prints the same two texts.
+// Found by test/fuzz/quantity_fuzzer.
+TEST(QuantityTest, BinaryDigitsPrintDecimalOnTheSecondRound) {
+  absl::StatusOr<Quantity> q = Quantity::Parse("1000187.5Ki");
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->ToString(), "1024192000");
+  absl::StatusOr<Quantity> again = Quantity::Parse(q->ToString());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *q);
+  EXPECT_EQ(again->format(), kDec);
+  EXPECT_EQ(again->ToString(), "1024192k");
+}
+
 TEST(QuantityTest, LongZeroPaddedInputsDoNotOverflow) {
   std::string zeros(5000, '0');
   absl::StatusOr<Quantity> q = Quantity::Parse(zeros + "1." + zeros + "Gi");
