@@ -785,7 +785,11 @@ bool IsPlain(const std::string& s) {
   return !kReserved.contains(lower);
 }
 
-std::string EmitString(const std::string& s) { return IsPlain(s) ? s : Json(s).dump(); }
+// A quoted scalar is a JSON string (YAML's double-quoted style reads JSON escapes). Bytes that are
+// not UTF-8 (a manifest file may hold any) become U+FFFD instead of throwing out of the dump.
+std::string EmitString(const std::string& s) {
+  return IsPlain(s) ? s : Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 void EmitScalar(const Json& v, std::string& out) {
   out += v.is_string() ? EmitString(v.get<std::string>()) : v.dump();

@@ -260,6 +260,15 @@ TEST(ConvertTest, ToYamlQuotesStringsThatWouldReadAsOtherTypes) {
   EXPECT_EQ((*parsed)[0].json, object);
 }
 
+// A manifest file may hold bytes that are not UTF-8; ToYaml writes U+FFFD for them instead of
+// throwing (found by test/fuzz/manifest_fuzzer: `dovetail convert` ended with an exception).
+TEST(ConvertTest, ToYamlReplacesBytesThatAreNotUtf8) {
+  const Json object = {{"a", std::string("x\xffy")}};
+  std::string yaml;
+  ASSERT_NO_THROW(yaml = ToYaml({object}));
+  EXPECT_THAT(yaml, HasSubstr("a: \"x\xEF\xBF\xBDy\""));
+}
+
 TEST(ConvertTest, GlobalSettingsBecomeHelmValuesAndNodeDefaults) {
   ConvertResult result = ConvertOk("global_settings.yaml");
   // The ConfigMap itself is not in the output; its settings are Helm values.
