@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "dovetail/apis/core/codec.h"
 #include "dovetail/common/absl_compat.h"
@@ -192,6 +193,24 @@ std::string ShellQuote(std::string_view s) {
 
 // Nesting is limited to kMaxTomlDepth (common/input_limits.h): values recurse here, and the
 // writer and the merge recurse over the tree the parser builds.
+void AppendUtf8(char32_t code, std::string& out) {
+  if (code < 0x80) {
+    out += static_cast<char>(code);
+  } else if (code < 0x800) {
+    out += static_cast<char>(0xC0 | (code >> 6));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  } else if (code < 0x10000) {
+    out += static_cast<char>(0xE0 | (code >> 12));
+    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (code >> 18));
+    out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  }
+}
+
 class TomlParser {
  public:
   explicit TomlParser(std::string_view text) : s_(text) {}
@@ -289,6 +308,19 @@ class TomlParser {
           case '\\':
             out += '\\';
             break;
+          case 'b':
+            out += '\b';
+            break;
+          case 'f':
+            out += '\f';
+            break;
+          case 'u':
+          case 'U': {
+            absl::StatusOr<char32_t> code = ParseUnicodeEscape(e == 'u' ? 4 : 8);
+            if (!code.ok()) return code.status();
+            AppendUtf8(*code, out);
+            break;
+          }
           default:
             return Error(Cat("unsupported escape \\", std::string(1, e)));
         }
@@ -299,6 +331,30 @@ class TomlParser {
     if (pos_ >= s_.size()) return Error("unterminated string");
     ++pos_;
     return out;
+  }
+  // The hex digits of a \uXXXX or \UXXXXXXXX escape, which TOML requires to name a Unicode
+  // scalar value (no surrogate, nothing past U+10FFFF).
+  absl::StatusOr<char32_t> ParseUnicodeEscape(size_t digits) {
+    if (s_.size() - pos_ < digits) return Error("short unicode escape");
+    char32_t code = 0;
+    for (size_t i = 0; i < digits; ++i) {
+      const char c = s_[pos_++];
+      int v = 0;
+      if (c >= '0' && c <= '9') {
+        v = c - '0';
+      } else if (c >= 'a' && c <= 'f') {
+        v = c - 'a' + 10;
+      } else if (c >= 'A' && c <= 'F') {
+        v = c - 'A' + 10;
+      } else {
+        return Error("unicode escape with a non-hex digit");
+      }
+      code = code * 16 + static_cast<char32_t>(v);
+    }
+    if ((code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF) {
+      return Error("unicode escape that is no Unicode scalar value");
+    }
+    return code;
   }
   absl::StatusOr<std::vector<std::string>> ParseKey() {
     std::vector<std::string> path;
@@ -428,12 +484,52 @@ class TomlParser {
   size_t table_depth_ = 0;  // the nesting of the current [table] header
 };
 
+// A TOML basic string: quotes and backslashes escaped, control characters (which TOML forbids
+// raw) as \t, \n, \r, \b, \f or \uXXXX; other bytes as they are, so text that is not UTF-8
+// passes through as the user wrote it instead of failing (a JSON encoder throws on it).
+std::string TomlString(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
+          out += absl::StrFormat("\\u%04X", static_cast<unsigned char>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
 std::string TomlKey(const std::string& k) {
   bool bare = !k.empty();
   for (char c : k) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') bare = false;
   }
-  return bare ? k : json(k).dump();
+  return bare ? k : TomlString(k);
 }
 
 std::string TomlValue(const json& v) {
@@ -449,7 +545,8 @@ std::string TomlValue(const json& v) {
     }
     return Cat("{", absl::StrJoin(items, ", "), "}");
   }
-  return v.dump();  // strings JSON-escaped are valid TOML basic strings; numbers, booleans
+  if (v.is_string()) return TomlString(v.get_ref<const std::string&>());
+  return v.dump();  // numbers and booleans print the same in JSON and TOML
 }
 
 void WriteTomlTable(std::string& out, const json& table, const std::string& path) {
