@@ -112,6 +112,8 @@ class FakeEc2Test : public ::testing::Test {
         xml =
             "<Response><Errors><Error><Code>InvalidLaunchTemplateName.NotFoundException</Code>"
             "<Message>no</Message></Error></Errors><RequestID>r</RequestID></Response>";
+      } else if (action == "CreateFleet" && applies_fleets_) {
+        xml = ApplyFleet(form, res);
       } else if (action == "CreateFleet" && !fleet_error_.empty()) {
         res.status = 400;
         xml = "<Response><Errors><Error><Code>" + fleet_error_ +
@@ -161,6 +163,38 @@ class FakeEc2Test : public ::testing::Test {
         std::move(options));
   }
 
+  // EC2's CreateFleet as it behaves with a ClientToken (Type instant): the first request with a
+  // token launches one instance, of the first override's type in its zone and subnet; every later
+  // request with that token returns the same fleet. `fleet_answers_`, while not empty, replaces
+  // the answer to each request, after the fleet was applied, with an error (status, code): an
+  // applied launch whose answer was lost, then throttling. Called with mu_ held.
+  std::string ApplyFleet(std::map<std::string, std::string>& form, httplib::Response& res) {
+    const std::string& token = form["ClientToken"];
+    auto [fleet, fresh] = fleets_by_token_.try_emplace(token);
+    if (fresh) {
+      const std::string o = "LaunchTemplateConfigs.1.Overrides.1.";
+      fleet->second =
+          "<CreateFleetResponse><fleetId>fleet-" + std::to_string(fleets_by_token_.size()) +
+          "</fleetId><fleetInstanceSet><item><launchTemplateAndOverrides><overrides>"
+          "<instanceType>" +
+          form[o + "InstanceType"] +
+          "</instanceType>"
+          "<availabilityZone>" +
+          form[o + "AvailabilityZone"] + "</availabilityZone><subnetId>" + form[o + "SubnetId"] +
+          "</subnetId></overrides></launchTemplateAndOverrides><lifecycle>" +
+          form["TargetCapacitySpecification.DefaultTargetCapacityType"] +
+          "</lifecycle><instanceIds><item>i-" + std::to_string(fleets_by_token_.size()) +
+          "</item></instanceIds><instanceType>" + form[o + "InstanceType"] +
+          "</instanceType></item></fleetInstanceSet></CreateFleetResponse>";
+    }
+    if (fleet_answers_.empty()) return fleet->second;
+    const auto [status, code] = fleet_answers_.front();
+    fleet_answers_.erase(fleet_answers_.begin());
+    res.status = status;
+    return "<Response><Errors><Error><Code>" + code + "</Code><Message>" + code +
+           "</Message></Error></Errors><RequestID>r</RequestID></Response>";
+  }
+
   v1::NodeClaim Claim() {
     v1::NodeClaim c;
     c.metadata.name = "claim-1";
@@ -197,6 +231,9 @@ class FakeEc2Test : public ::testing::Test {
   std::string fleet_error_;  // non-empty: CreateFleet answers 400 with this code
   std::string instances_xml_ = "<R><reservationSet/></R>";
   bool terminate_fails_ = false;
+  bool applies_fleets_ = false;  // CreateFleet goes through ApplyFleet
+  std::map<std::string, std::string> fleets_by_token_;
+  std::vector<std::pair<int, std::string>> fleet_answers_;
 };
 
 // upstream's launch-failure reasons; capacity errors are no reason of their own.
@@ -476,6 +513,70 @@ TEST_F(FakeEc2Test, SameLaunchSameTokenAndIdempotentParameterMismatchIsTransient
   EXPECT_NE(launched.status().message().find("IdempotentParameterMismatch"),
             absl::string_view::npos)
       << launched.status();
+}
+
+// Fault test 2 of docs/reliability.md: EC2 applies a CreateFleet and the answer is lost (503),
+// then three RequestLimitExceeded. The client retries the same request, token included, with a
+// bounded backoff, so EC2 launches one instance and the NodeClaim gets it: never a second
+// instance, zone or type.
+TEST_F(FakeEc2Test, AnAppliedLaunchAnsweredWith503ThenThrottledMakesOneInstance) {
+  applies_fleets_ = true;
+  fleet_answers_ = {{503, "Unavailable"},
+                    {503, "RequestLimitExceeded"},
+                    {503, "RequestLimitExceeded"},
+                    {503, "RequestLimitExceeded"}};
+  std::vector<absl::Duration> sleeps;
+  AwsClient retrying(
+      AwsClient::Dependencies{.transport = transport_,
+                              .credentials = &credentials_,
+                              .clock = clock_,
+                              .sleep = [&](absl::Duration d) { sleeps.push_back(d); }},
+      AwsClient::Options{.service = kEc2,
+                         .region = "us-east-1",
+                         .endpoint = server_.url(),
+                         .max_attempts = 5,
+                         .jitter_seed = 7});
+  Ec2Client ec2(retrying);
+  AwsCloudProvider provider(
+      AwsCloudProvider::Dependencies{
+          .ec2 = ec2,
+          .unavailable = ice_,
+          .clock = clock_,
+          .get_node_class = [this](std::string_view) -> absl::StatusOr<awsv1::EC2NodeClass> {
+            return node_class_;
+          }},
+      [] {
+        AwsCloudProvider::Options options;
+        options.cluster_name = "demo";
+        options.cluster_cidr = "10.100.0.0/16";
+        options.catalog.region = "us-east-1";
+        options.catalog.static_files = *cp::ReadCatalogDirectory(DOVETAIL_AWS_DATA_DIR);
+        return options;
+      }());
+
+  absl::StatusOr<v1::NodeClaim> launched = provider.Create(Claim());
+  ASSERT_TRUE(launched.ok()) << launched.status();
+  EXPECT_EQ(launched->status.provider_id, "aws:///us-east-1a/i-1");
+  std::vector<std::map<std::string, std::string>> fleets;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& form : forms_) {
+      if (form.at("Action") == "CreateFleet") fleets.push_back(form);
+    }
+    EXPECT_EQ(fleets_by_token_.size(), 1u) << "EC2 launched more than one instance";
+  }
+  ASSERT_EQ(fleets.size(), 5u);
+  for (const auto& form : fleets) EXPECT_EQ(form, fleets[0]) << "a retry changed the request";
+  // Four full-jitter backoffs, each within its doubling cap (AwsClient::Backoff: 50 ms for the
+  // 5xx after the first attempt, then the throttling base of 500 ms doubled per attempt).
+  ASSERT_EQ(sleeps.size(), 4u);
+  const absl::Duration caps[] = {absl::Milliseconds(50), absl::Milliseconds(1000),
+                                 absl::Milliseconds(2000), absl::Milliseconds(4000)};
+  for (size_t i = 0; i < sleeps.size(); ++i) {
+    EXPECT_GE(sleeps[i], absl::ZeroDuration());
+    EXPECT_LE(sleeps[i], caps[i]) << "backoff " << i;
+  }
+  EXPECT_FALSE(ice_.IsUnavailable("spot", "m5.large", "us-east-1a"));
 }
 
 TEST_F(FakeEc2Test, OtherFleetErrorsAreCreateErrors) {
