@@ -48,7 +48,7 @@ class CloudProvider {
   // requirement with a single value). The input is not modified.
   // Not idempotent: each successful call launches a machine. The launch controller calls it at
   // most once per NodeClaim UID at a time and remembers the result; machines are tagged with the
-  // NodeClaim's name so that garbage collection can find any that leaked.
+  // NodeClaim's name and UID so that garbage collection can find any that leaked.
   // Errors: InsufficientCapacityError when none of the compatible offerings could be launched
   // (the caller deletes the NodeClaim and provisioning tries again without those offerings);
   // NodeClassNotReadyError when the node class is missing or not Ready; CreateError for other
@@ -67,7 +67,9 @@ class CloudProvider {
   virtual absl::StatusOr<apis::v1::NodeClaim> Get(std::string_view provider_id) = 0;
 
   // Every live machine this provider launched for the cluster, as Get returns them, in a
-  // deterministic order (by provider id). Used to garbage-collect machines without a NodeClaim.
+  // deterministic order (by provider id), with metadata.name and metadata.uid naming the
+  // NodeClaim it was launched for (uid empty when the machine does not record one). Used to
+  // garbage-collect machines without a NodeClaim.
   virtual absl::StatusOr<std::vector<apis::v1::NodeClaim>> List() = 0;
 
   // The instance types `node_pool` may launch, given its node class: every type, including those

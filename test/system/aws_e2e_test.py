@@ -22,6 +22,11 @@ is joined as a Node with the instance's providerID and kwok keeps it Ready (afte
      instance stops, and the NodeClaim and Node are gone, within 120 s of the warning.
   4. Instances in moto without ownership tags (none at all; the cluster tag alone) are never
      touched (still running, never joined).
+  4b. The controller kills itself with SIGKILL at the crash point `nodeclaim-launched`
+     (DOVETAIL_CRASH_POINT): CreateFleet returned, the NodeClaim's status does not name the
+     instance yet. Restarted, its launch finds the instance tagged with the NodeClaim's name and
+     UID: the NodeClaim ends with that instance, no second one is launched for it, and its pod
+     runs.
   5. Deleting the NodePool terminates its instances; SIGTERM stops the controller (exit 0).
 
 Usage: aws_e2e_test.py DOVETAIL_BINARY [CATALOG_DIR]. Needs KUBECONFIG, DOVETAIL_K8S_BIN (set by
@@ -83,6 +88,25 @@ spec:
         - name: app
           image: registry.example/app:1
           resources: {{requests: {{cpu: 500m, memory: 256Mi}}}}
+"""
+
+# One pod that fits no node of the Deployment's: it needs a NodeClaim of its own (an empty
+# xlarge; the pool's largest types have 4 vCPUs).
+BIG_POD = f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: big, namespace: {NS}}}
+spec:
+  replicas: 1
+  selector: {{matchLabels: {{app: aws-e2e-big}}}}
+  template:
+    metadata: {{labels: {{app: aws-e2e-big}}}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+        - name: app
+          image: registry.example/app:1
+          resources: {{requests: {{cpu: 3500m, memory: 256Mi}}}}
 """
 
 # No consolidation: the only disruption in this test is the interruption.
@@ -328,8 +352,13 @@ def run(aws: Aws, s, foreign: dict[str, str], process: ControllerProcess, joiner
               aws.instance_state(iid) == "running" and iid not in joiner.joined, aws.instance_state(iid))
     check("the joiner hit no errors", joiner.errors == 0, str(joiner.errors))
 
+    # 4b. kill -9 between CreateFleet's answer and the NodeClaim's status write.
+    controller = crash_after_launch(aws, process)
+    if controller is None:
+        return finish()
+
     # 5. Deleting the NodePool terminates its instances.
-    kubectl("delete", "deployment", "app", "-n", NS, "--wait=false")
+    kubectl("delete", "deployment", "app", "big", "-n", NS, "--wait=false")
     owned = [i["InstanceId"] for i in aws.instances(filters=[
         {"Name": "tag:karpenter.sh/nodepool", "Values": [POOL]},
         {"Name": "instance-state-name", "Values": ["pending", "running"]}])]
@@ -417,6 +446,53 @@ def interrupt_and_kill(aws: Aws, s, process: ControllerProcess, when: str):
     check(f"kill -9 after {when}: the NodeClaim and its Node are gone within the notice", t_gone is not None)
     check(f"kill -9 after {when}: every pod runs again",
           wait_for("all pods Running", lambda: all_running(avoid=node), controller, 60))
+    return controller
+
+
+def crash_after_launch(aws: Aws, process: ControllerProcess):
+    """Restarts the controller with DOVETAIL_CRASH_POINT=nodeclaim-launched, creates a pod that
+    needs a new node, and expects the controller to die by SIGKILL once that NodeClaim's instance
+    is launched, before its status names it; restarted without the crash point, the controller
+    must finish the launch with that same instance. Returns the new controller process, or None
+    when the test cannot go on."""
+    before = {c["metadata"]["name"] for c in claims()}
+    os.environ["DOVETAIL_CRASH_POINT"] = "nodeclaim-launched"
+    process.kill9_and_restart()
+    del os.environ["DOVETAIL_CRASH_POINT"]
+    kubectl("apply", "-f", "-", stdin=BIG_POD)
+    deadline = time.monotonic() + 90
+    while process.proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.25)
+    rc = process.proc.poll()
+    if not check("crash point nodeclaim-launched: the controller kills itself with SIGKILL after a launch",
+                 rc == -9, str(rc)):
+        return None
+    new = [c for c in claims() if c["metadata"]["name"] not in before]
+    if not check("crash point nodeclaim-launched: one new NodeClaim, its status without the instance",
+                 len(new) == 1 and not new[0].get("status", {}).get("providerID"),
+                 str([(c["metadata"]["name"], c.get("status", {}).get("providerID")) for c in new])):
+        return None
+    name = new[0]["metadata"]["name"]
+    tagged = lambda: aws.instances(filters=[{"Name": "tag:karpenter.sh/nodeclaim", "Values": [name]}])  # noqa: E731
+    launched = tagged()
+    if not check(f"crash point nodeclaim-launched: {name} has one instance in moto, tagged with its UID",
+                 len(launched) == 1 and tags_of(launched[0]).get("dovetail.sh/nodeclaim-uid") ==
+                 new[0]["metadata"]["uid"], str([(i["InstanceId"], tags_of(i)) for i in launched])):
+        return None
+    iid = launched[0]["InstanceId"]
+    controller = process.start()
+    print(f"      killed at the crash point with {iid} launched for {name}; restarted: pid {controller.pid}")
+
+    def big_running() -> bool:
+        pods = get("pods", "-n", NS, "-l", "app=aws-e2e-big")["items"]
+        return len(pods) == 1 and pods[0]["status"].get("phase") == "Running"
+    check("crash point nodeclaim-launched: after the restart the pod runs",
+          wait_for("the big pod Running", big_running, controller, 90))
+    claim = next((c for c in claims() if c["metadata"]["name"] == name), {})
+    check(f"crash point nodeclaim-launched: {name} names the instance launched before the crash",
+          instance_id(claim) == iid if claim else False, str(claim.get("status", {}).get("providerID")))
+    check(f"crash point nodeclaim-launched: no second instance for {name}", len(tagged()) == 1,
+          str([i["InstanceId"] for i in tagged()]))
     return controller
 
 

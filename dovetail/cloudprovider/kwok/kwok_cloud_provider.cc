@@ -126,6 +126,10 @@ v1::NodeClaim NodeClaimFromNode(const core::Node& node) {
   claim.metadata.name = node.metadata.name;
   claim.metadata.labels = node.metadata.labels;
   claim.metadata.annotations = node.metadata.annotations;
+  if (auto uid = node.metadata.annotations.find(kNodeClaimUidAnnotationKey);
+      uid != node.metadata.annotations.end()) {
+    claim.metadata.uid = uid->second;
+  }
   claim.metadata.creation_timestamp = node.metadata.creation_timestamp;
   claim.status.provider_id = node.spec.provider_id;
   claim.status.node_name = node.metadata.name;

@@ -47,16 +47,27 @@ absl::Status GarbageCollectionController::RunOnce() {
   absl::flat_hash_set<std::string> live;
   for (const v1::NodeClaim& instance : instances) live.insert(instance.status.provider_id);
   absl::flat_hash_set<std::string> claimed;
-  // NodeClaims still launching (no provider id written yet), by name: a machine the provider
-  // reports under such a name is theirs, however long the status write takes.
-  absl::flat_hash_set<std::string> launching;
+  // NodeClaims still launching (no provider id written yet), by UID and by name.
+  absl::flat_hash_set<std::string> launching_uids;
+  absl::flat_hash_set<std::string> launching_names;
   for (const v1::NodeClaim& claim : node_claims) {
     if (!claim.status.provider_id.empty()) {
       claimed.insert(claim.status.provider_id);
+    } else if (claim.metadata.deletion_timestamp.has_value()) {
+      continue;  // a launch abandoned: its machine, if any, is a leak like any other
     } else {
-      launching.insert(claim.metadata.name);
+      launching_uids.insert(claim.metadata.uid);
+      launching_names.insert(claim.metadata.name);
     }
   }
+  // A machine launched for a NodeClaim still launching is that launch, however long its status
+  // write takes: matched by the UID the machine records, or by name when it records none (a
+  // machine launched by upstream Karpenter). A machine recording another UID was launched for an
+  // earlier NodeClaim of the same name and gets the grace window like any other leak.
+  auto launch_in_progress = [&](const v1::NodeClaim& instance) {
+    return instance.metadata.uid.empty() ? launching_names.contains(instance.metadata.name)
+                                         : launching_uids.contains(instance.metadata.uid);
+  };
 
   absl::Status first_error;
   auto note = [&](absl::Status status) {
@@ -106,8 +117,7 @@ absl::Status GarbageCollectionController::RunOnce() {
   // Instances without a NodeClaim.
   for (const v1::NodeClaim& instance : instances) {
     const std::string& provider_id = instance.status.provider_id;
-    if (provider_id.empty() || claimed.contains(provider_id) ||
-        launching.contains(instance.metadata.name)) {
+    if (provider_id.empty() || claimed.contains(provider_id) || launch_in_progress(instance)) {
       continue;
     }
     if (!instance.metadata.creation_timestamp.has_value() ||

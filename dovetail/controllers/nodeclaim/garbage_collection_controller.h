@@ -8,9 +8,11 @@
 //     Unregistered NodeClaims are left to the registration timeout (lifecycle liveness).
 //   - Leaked instances: a machine from CloudProvider::List whose provider id no NodeClaim carries
 //     and that is older than `instance_grace` (the window in which a launch's status write may
-//     not be visible yet) => CloudProvider::Delete, and delete its Node(s). A machine reported
-//     under the name of a NodeClaim that has no provider id yet is that NodeClaim's launch in
-//     progress and is kept.
+//     not be visible yet) => CloudProvider::Delete, and delete its Node(s). A machine launched for
+//     a NodeClaim that has no provider id yet and is not being deleted is that NodeClaim's launch
+//     in progress and is kept: matched by the NodeClaim UID the machine records (List's
+//     metadata.uid), or by name when it records none. A machine recording the UID of an earlier
+//     NodeClaim of the same name is not kept.
 // The cloud is listed first and the NodeClaims after (a quorum list), so the NodeClaims are the
 // fresher of the two. Nodes whose NodeClaim is gone are deleted by the API server's garbage
 // collector through the owner reference registration puts on them.

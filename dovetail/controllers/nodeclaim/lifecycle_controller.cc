@@ -9,6 +9,7 @@
 #include "dovetail/apis/core/node.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/common/absl_compat.h"
+#include "dovetail/common/crash_point.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
 #include "dovetail/kube/controller_util.h"
@@ -170,6 +171,7 @@ absl::StatusOr<v1::NodeClaim> LifecycleController::Launch(const v1::NodeClaim& n
   }
   launches_.fetch_add(1);
   ASSIGN_OR_RETURN(v1::NodeClaim launched, deps_.cloud.Create(node_claim));
+  CrashPoint(kCrashPointNodeClaimLaunched);  // fault test 1 (docs/reliability.md)
   absl::MutexLock lock(&cache_mu_);
   for (auto it = launch_cache_.begin(); it != launch_cache_.end();) {
     if (it->second.expires <= now) {

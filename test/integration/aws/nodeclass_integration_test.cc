@@ -671,7 +671,7 @@ TEST_F(NodeClassIntegrationTest, LaunchTemplatesAreCollectedAndDeletedWithTheCla
     for (const auto& g : c.status.security_groups) spec.security_group_ids.push_back(g.id);
     std::sort(spec.security_group_ids.begin(), spec.security_group_ids.end());
     spec.instance_profile = c.status.instance_profile;
-    spec.tags = LaunchTags({{"team", "it"}}, cluster, "default", "", node_class);
+    spec.tags = LaunchTags({{"team", "it"}}, cluster, "default", "", "", node_class);
     const std::string lt = LaunchTemplateName(spec);
     Ec2("CreateLaunchTemplate", CreateLaunchTemplateParams(lt, spec));
     return lt;

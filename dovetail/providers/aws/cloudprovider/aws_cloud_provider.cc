@@ -435,6 +435,9 @@ v1::NodeClaim AwsCloudProvider::ToNodeClaim(const Ec2Instance& i,
   if (auto it = i.tags.find(std::string(v1::kTagNodeClaim)); it != i.tags.end()) {
     claim.metadata.name = it->second;
   }
+  if (auto it = i.tags.find(std::string(kTagNodeClaimUid)); it != i.tags.end()) {
+    claim.metadata.uid = it->second;
+  }
   auto& labels = claim.metadata.labels;
   const std::string capacity_type = i.lifecycle == "spot" ? std::string(v1::kCapacityTypeSpot)
                                                           : std::string(v1::kCapacityTypeOnDemand);
@@ -597,8 +600,9 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
       it != node_claim.metadata.labels.end()) {
     node_pool = it->second;
   }
-  const std::map<std::string, std::string> tags = LaunchTags(
-      user_tags, options_.cluster_name, node_pool, node_claim.metadata.name, nc.metadata.name);
+  const std::map<std::string, std::string> tags =
+      LaunchTags(user_tags, options_.cluster_name, node_pool, node_claim.metadata.name,
+                 node_claim.metadata.uid, nc.metadata.name);
 
   ASSIGN_OR_RETURN(const cp::Catalog catalog, CatalogFor(nc));
 
@@ -624,7 +628,9 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
     return out;
   };
 
-  // A machine already launched for this NodeClaim (a retry after a lost answer) is the launch.
+  // A machine already launched for this NodeClaim (a retry after a lost answer) is the launch:
+  // one tagged with its name and its UID, or with its name and no UID (launched by a version that
+  // did not tag UIDs). One tagged with another UID belongs to an earlier NodeClaim of that name.
   {
     QueryParams params;
     AddFilters(params, {{"tag:" + Cat(v1::kTagClusterPrefix, options_.cluster_name), {"owned"}},
@@ -632,7 +638,10 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
                         {"instance-state-name", {"pending", "running"}}});
     ASSIGN_OR_RETURN(const std::vector<Ec2Instance> existing, DescribeInstances(params));
     for (const Ec2Instance& i : existing) {
-      if (Owned(i) && !IsGone(i.state)) return launched(i, i.image_id);
+      if (!Owned(i) || IsGone(i.state)) continue;
+      const auto uid = i.tags.find(std::string(kTagNodeClaimUid));
+      if (uid != i.tags.end() && uid->second != node_claim.metadata.uid) continue;
+      return launched(i, i.image_id);
     }
   }
 
@@ -740,7 +749,7 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
     spec.associate_public_ip_address = nc.spec.associate_public_ip_address;
     // The template carries the ownership tags without the per-NodeClaim ones, so NodeClaims share
     // it.
-    spec.tags = LaunchTags(user_tags, options_.cluster_name, node_pool, "", nc.metadata.name);
+    spec.tags = LaunchTags(user_tags, options_.cluster_name, node_pool, "", "", nc.metadata.name);
     const std::string name = LaunchTemplateName(spec);
     RETURN_IF_ERROR(EnsureLaunchTemplate(name, spec));
     templates.emplace_back(name, spec);

@@ -351,7 +351,8 @@ TEST(LaunchTemplate, CreateParams) {
 }
 
 TEST(Tags, OwnershipTagsWinAndNameDefaults) {
-  auto tags = LaunchTags({{"team", "a"}, {"Name", "custom"}}, "demo", "pool", "claim-1", "nc");
+  auto tags = LaunchTags({{"team", "a"}, {"Name", "custom"}, {"dovetail.sh/nodeclaim-uid", "x"}},
+                         "demo", "pool", "claim-1", "uid-1", "nc");
   EXPECT_EQ(tags["Name"], "custom");
   EXPECT_EQ(tags["team"], "a");
   EXPECT_EQ(tags["kubernetes.io/cluster/demo"], "owned");
@@ -359,15 +360,20 @@ TEST(Tags, OwnershipTagsWinAndNameDefaults) {
   EXPECT_EQ(tags["karpenter.sh/nodepool"], "pool");
   EXPECT_EQ(tags["karpenter.sh/nodeclaim"], "claim-1");
   EXPECT_EQ(tags["karpenter.k8s.aws/ec2nodeclass"], "nc");
-  EXPECT_EQ(LaunchTags({}, "demo", "pool", "claim-1", "nc")["Name"], "claim-1");
-  EXPECT_FALSE(LaunchTags({}, "demo", "pool", "", "nc").contains("karpenter.sh/nodeclaim"));
+  EXPECT_EQ(tags["dovetail.sh/nodeclaim-uid"], "uid-1");
+  EXPECT_EQ(LaunchTags({}, "demo", "pool", "claim-1", "uid-1", "nc")["Name"], "claim-1");
+  // A launch template's tags: no NodeClaim, so neither its name nor its UID.
+  const auto template_tags = LaunchTags({}, "demo", "pool", "", "", "nc");
+  EXPECT_FALSE(template_tags.contains("karpenter.sh/nodeclaim"));
+  EXPECT_FALSE(template_tags.contains("dovetail.sh/nodeclaim-uid"));
 }
 
 TEST(Tags, RestrictedKeysRejected) {
   EXPECT_TRUE(ValidateUserTags({{"team", "a"}, {"karpenter.sh/other", "b"}}).ok());
   for (const std::string key :
        {"kubernetes.io/cluster/demo", "kubernetes.io/cluster/other", "karpenter.sh/nodepool",
-        "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass", "eks:eks-cluster-name", ""}) {
+        "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass", "eks:eks-cluster-name",
+        "dovetail.sh/nodeclaim-uid", ""}) {
     EXPECT_EQ(ValidateUserTags({{key, "x"}}).code(), absl::StatusCode::kInvalidArgument) << key;
   }
 }

@@ -159,6 +159,7 @@ std::map<std::string, std::string> LaunchTags(const std::map<std::string, std::s
                                               std::string_view cluster_name,
                                               std::string_view node_pool,
                                               std::string_view node_claim,
+                                              std::string_view node_claim_uid,
                                               std::string_view node_class) {
   std::map<std::string, std::string> tags;
   if (!node_claim.empty()) tags["Name"] = std::string(node_claim);
@@ -168,6 +169,7 @@ std::map<std::string, std::string> LaunchTags(const std::map<std::string, std::s
   tags[std::string(v1::kTagNodePool)] = std::string(node_pool);
   tags[std::string(v1::kTagNodeClass)] = std::string(node_class);
   if (!node_claim.empty()) tags[std::string(v1::kTagNodeClaim)] = std::string(node_claim);
+  if (!node_claim_uid.empty()) tags[std::string(kTagNodeClaimUid)] = std::string(node_claim_uid);
   return tags;
 }
 
@@ -175,7 +177,7 @@ absl::Status ValidateUserTags(const std::map<std::string, std::string>& tags) {
   for (const auto& [k, v] : tags) {
     if (k.empty()) return absl::InvalidArgumentError("tag keys must not be empty");
     if (k.starts_with(v1::kTagClusterPrefix) || k == v1::kTagNodePool || k == v1::kTagNodeClaim ||
-        k == v1::kTagNodeClass || k == v1::kTagEksClusterName) {
+        k == v1::kTagNodeClass || k == v1::kTagEksClusterName || k == kTagNodeClaimUid) {
       return absl::InvalidArgumentError(Cat("tag key \"", k, "\" is restricted"));
     }
   }

@@ -53,19 +53,26 @@ QueryParams CreateLaunchTemplateParams(std::string_view name, const LaunchTempla
 
 // ---- tags ----
 
+// Dovetail's own instance tag: the UID of the NodeClaim an instance was launched for, so that a
+// NodeClaim deleted and created again under the same name never adopts, or shields from garbage
+// collection, its predecessor's instance. Upstream Karpenter ignores it.
+inline constexpr std::string_view kTagNodeClaimUid = "dovetail.sh/nodeclaim-uid";
+
 // The tags of a launch (reference §1.5 tags): the node class's spec.tags, then Name=<nodeclaim>
 // unless the user set Name, then the ownership tags kubernetes.io/cluster/<cluster>=owned,
 // karpenter.sh/nodepool, karpenter.sh/nodeclaim, karpenter.k8s.aws/ec2nodeclass,
-// eks:eks-cluster-name (these always win).
+// eks:eks-cluster-name and, when `node_claim_uid` is set, dovetail.sh/nodeclaim-uid (these always
+// win).
 std::map<std::string, std::string> LaunchTags(const std::map<std::string, std::string>& user_tags,
                                               std::string_view cluster_name,
                                               std::string_view node_pool,
                                               std::string_view node_claim,
+                                              std::string_view node_claim_uid,
                                               std::string_view node_class);
 
 // InvalidArgument when a user tag key is empty or restricted: kubernetes.io/cluster/*,
 // karpenter.sh/nodepool, karpenter.sh/nodeclaim, karpenter.k8s.aws/ec2nodeclass,
-// eks:eks-cluster-name.
+// eks:eks-cluster-name, dovetail.sh/nodeclaim-uid.
 absl::Status ValidateUserTags(const std::map<std::string, std::string>& tags);
 
 // TagSpecification.N.ResourceType / .Tag.M.Key / .Value for each resource type, under `prefix`

@@ -1,0 +1,22 @@
+#include "dovetail/common/crash_point.h"
+
+#include <csignal>
+#include <cstdlib>
+#include <string>
+
+#include "dovetail/common/log.h"
+
+namespace dovetail {
+
+void CrashPoint(std::string_view name) {
+  static const std::string armed = [] {
+    const char* value = std::getenv("DOVETAIL_CRASH_POINT");
+    return value == nullptr ? std::string() : std::string(value);
+  }();
+  if (armed.empty() || armed != name) return;
+  log::Error("crash-point", "killing the process with SIGKILL (DOVETAIL_CRASH_POINT)",
+             {{"point", std::string(name)}});
+  std::raise(SIGKILL);
+}
+
+}  // namespace dovetail
