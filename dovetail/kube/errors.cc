@@ -55,7 +55,9 @@ absl::Status StatusFromHttp(int http_code, std::string_view body) {
   std::string reason;
   std::string message;
   const nlohmann::json json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (json.is_object() && json.value("kind", "") == "Status") {
+  // Fields of the wrong type read as absent: a proxy's body must not throw out of here.
+  const auto kind = json.is_object() ? json.find("kind") : json.end();
+  if (json.is_object() && kind != json.end() && kind->is_string() && *kind == "Status") {
     if (auto it = json.find("reason"); it != json.end() && it->is_string()) reason = *it;
     if (auto it = json.find("message"); it != json.end() && it->is_string()) message = *it;
   } else {

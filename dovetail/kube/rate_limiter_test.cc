@@ -69,6 +69,20 @@ TEST(ErrorsTest, MapsKubernetesStatusToCodesAndPredicates) {
   EXPECT_EQ(HttpCodeOf(absl::UnavailableError("x")), 0);
 }
 
+// A Status whose fields have other types (a proxy's body, a tampered watch ERROR event) reads as
+// one without them instead of throwing (found by test/fuzz/watch_stream_fuzzer: "kind": 5 threw
+// out of the informer's thread).
+TEST(ErrorsTest, StatusFieldsOfTheWrongTypeReadAsAbsent) {
+  absl::Status status;
+  ASSERT_NO_THROW(status = StatusFromHttp(410, R"({"kind":5,"reason":"Expired"})"));
+  EXPECT_EQ(ReasonOf(status), "");  // not a Status: its reason is not read
+  EXPECT_EQ(HttpCodeOf(status), 410);
+  ASSERT_NO_THROW(status = StatusFromHttp(409, R"({"kind":"Status","reason":1,"message":[]})"));
+  EXPECT_EQ(status.code(), absl::StatusCode::kAborted);
+  ASSERT_NO_THROW(status = StatusFromHttp(500, R"([1,2])"));
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+}
+
 TEST(ExecCredentialTest, RunsThePluginAndReadsTokenAndExpiry) {
   ExecConfig exec{.command = "/bin/sh",
                   .args = {"-c",
