@@ -81,7 +81,10 @@ std::map<std::string, std::string> ParseHeaders(const std::vector<std::string_vi
       break;
     }
     if ((line.front() == ' ' || line.front() == '\t') && !last.empty()) {
-      headers[last] += " " + std::string(Trim(line));
+      // A folded header's next line; one of blanks adds nothing (the value stays trimmed).
+      if (const std::string_view more = Trim(line); !more.empty()) {
+        CatTo(&headers[last], headers[last].empty() ? "" : " ", more);
+      }
       continue;
     }
     const size_t colon = line.find(':');
