@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build release dovetail-release image k8s test test-tsan thread-safety test-unit test-integration test-e2e test-repeat demo bench bench-e2e bench-upstream bench-compare format lint clean
+.PHONY: all deps build release dovetail-release image k8s test test-tsan thread-safety fuzz-build fuzz test-unit test-integration test-e2e test-repeat demo bench bench-e2e bench-upstream bench-compare format lint clean
 
 all: build
 
@@ -37,11 +37,12 @@ k8s:
 	@tools/k8s/build
 
 # Every test, unit, integration (real API server) and e2e (full local cluster), once, on the
-# sanitized dev build, and the image test on the image `make image` builds. The Kubernetes
-# binaries build alongside the C++ (scripts/with-k8s). On failure, the failed tests' failure lines
-# are printed last (scripts/ctest-failure-digest).
+# sanitized dev build, the image test on the image `make image` builds, and a short run of every
+# fuzzer of the fuzz build (fuzz_smoke). The Kubernetes binaries build alongside the C++
+# (scripts/with-k8s). On failure, the failed tests' failure lines are printed last
+# (scripts/ctest-failure-digest).
 test: deps
-	@scripts/with-k8s $(MAKE) --no-print-directory build image
+	@scripts/with-k8s $(MAKE) --no-print-directory build image fuzz-build
 	@ctest --preset dev -j $(JOBS) || { scripts/ctest-failure-digest build/dev; exit 1; }
 
 # The unit and integration tests under ThreadSanitizer (preset tsan: clang++, -O1 -g1), against
@@ -62,6 +63,17 @@ test-tsan: deps
 # also a ctest test (thread_safety_analysis, label static), so `make test` runs it.
 thread-safety: build
 	@scripts/thread-safety-check build/dev
+
+# The libFuzzer targets of test/fuzz (preset fuzz: clang, ASan + UBSan, -O1): only the fuzzers and
+# the libraries they use.
+fuzz-build: deps
+	@cmake --preset fuzz >/dev/null
+	@cmake --build --preset fuzz -j $(JOBS)
+
+# Every fuzzer for FUZZ_SECONDS (default 600) from its seeds, JOBS at a time; a crash fails and is
+# saved under build/fuzz/fuzz-work/<target>/artifacts (scripts/fuzz). FUZZ_TARGETS picks some.
+fuzz: fuzz-build
+	@scripts/fuzz --seconds $(or $(FUZZ_SECONDS),600) --jobs $(JOBS) $(FUZZ_TARGETS)
 
 test-unit: build
 	@ctest --preset dev -j $(JOBS) -L unit

@@ -8,7 +8,6 @@
 #include "dovetail/common/status_macros.h"
 
 namespace dovetail::providers::aws {
-namespace {
 
 Ec2InstanceTypeInfo ParseInstanceType(const pugi::xml_node& n) {
   Ec2InstanceTypeInfo t;
@@ -63,6 +62,8 @@ Ec2InstanceTypeInfo ParseInstanceType(const pugi::xml_node& n) {
   return t;
 }
 
+namespace {
+
 // RFC 3339 with fractional seconds, as EC2 writes times; InfinitePast when absent or unreadable.
 absl::Time TimeOrPast(const pugi::xml_node& node, const char* child) {
   absl::Time t;
@@ -82,6 +83,8 @@ Ec2StatusSummary ParseStatusSummary(const pugi::xml_node& n) {
   return s;
 }
 
+}  // namespace
+
 Ec2InstanceStatus ParseInstanceStatus(const pugi::xml_node& n) {
   Ec2InstanceStatus s{.instance_id = Text(n, "instanceId"),
                       .availability_zone = Text(n, "availabilityZone"),
@@ -97,8 +100,6 @@ Ec2InstanceStatus ParseInstanceStatus(const pugi::xml_node& n) {
   }
   return s;
 }
-
-}  // namespace
 
 Tags ParseTagSet(const pugi::xml_node& node) {
   Tags tags;

@@ -197,5 +197,9 @@ class Ec2Client {
 
 // Parses <tagSet><item><key/><value/></item>...</tagSet>.
 Tags ParseTagSet(const pugi::xml_node& node);
+// One <item> of DescribeInstanceTypes' instanceTypeSet; absent or unreadable numbers are 0.
+Ec2InstanceTypeInfo ParseInstanceType(const pugi::xml_node& item);
+// One <item> of DescribeInstanceStatus' instanceStatusSet; unreadable times are InfinitePast.
+Ec2InstanceStatus ParseInstanceStatus(const pugi::xml_node& item);
 
 }  // namespace dovetail::providers::aws
