@@ -150,6 +150,21 @@ TEST(UserData, FoldedHeadersReadTheSameAfterAWrite) {
   EXPECT_EQ(*again, *parts);
 }
 
+// Carriage returns before a line feed are line-ending noise, however many (found by
+// test/fuzz/user_data_fuzzer: "x\r\r\n" lost one CR on every write and read).
+TEST(UserData, CarriageReturnsBeforeALineFeedAreDropped) {
+  const std::string doc =
+      "MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"B\"\r\n\r\n--B\r\n"
+      "Content-Type: text/x-shellscript\r\n\r\necho hi\r\r\r\n--B--\r\n";
+  auto parts = ParseMimeMultipart(doc);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  ASSERT_EQ(parts->size(), 1u);
+  EXPECT_EQ((*parts)[0].body, "echo hi\n");
+  auto again = ParseMimeMultipart(WriteMimeMultipart(*parts));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *parts);
+}
+
 TEST(UserData, MalformedMimeIsAnError) {
   BootstrapInputs in = Inputs();
   in.user_data = "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"X\"\n\n--X\n\nhi\n";

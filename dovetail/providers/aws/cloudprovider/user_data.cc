@@ -30,7 +30,9 @@ std::string EffectName(core::TaintEffect effect) {
 
 std::string Lower(std::string_view s) { return absl::AsciiStrToLower(AsAbsl(s)); }
 
-// Splits into lines, keeping the content without "\r\n" / "\n".
+// Splits into lines, keeping the content without "\n" and the carriage returns before it (CRLF
+// documents read as LF ones; more than one CR is line-ending noise too, so a document Dovetail
+// writes reads back the same).
 std::vector<std::string_view> Lines(std::string_view text) {
   std::vector<std::string_view> out;
   size_t start = 0;
@@ -38,7 +40,7 @@ std::vector<std::string_view> Lines(std::string_view text) {
     size_t nl = text.find('\n', start);
     if (nl == std::string_view::npos) nl = text.size();
     std::string_view line = text.substr(start, nl - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     out.push_back(line);
     if (nl == text.size()) break;
     start = nl + 1;
