@@ -7,11 +7,13 @@
 #include <cstdlib>
 #include <string>
 
-#define FUZZ_CHECK(condition, detail)                                                            \
-  do {                                                                                           \
-    if (!(condition)) {                                                                          \
-      std::fprintf(stderr, "%s:%d: FUZZ_CHECK(%s) failed: %s\n", __FILE__, __LINE__, #condition, \
-                   std::string(detail).c_str());                                                 \
-      std::abort();                                                                              \
-    }                                                                                            \
+#define FUZZ_CHECK(condition, detail)                                                         \
+  do {                                                                                        \
+    if (!(condition)) {                                                                       \
+      const std::string fuzz_check_detail(detail); /* written whole: it may hold NUL bytes */ \
+      std::fprintf(stderr, "%s:%d: FUZZ_CHECK(%s) failed: ", __FILE__, __LINE__, #condition); \
+      std::fwrite(fuzz_check_detail.data(), 1, fuzz_check_detail.size(), stderr);             \
+      std::fputc('\n', stderr);                                                               \
+      std::abort();                                                                           \
+    }                                                                                         \
   } while (false)

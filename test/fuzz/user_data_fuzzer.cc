@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dovetail/providers/aws/cloudprovider/user_data.h"
 #include "test/fuzz/fuzz_check.h"
@@ -13,6 +14,15 @@ namespace {
 
 namespace aws = dovetail::providers::aws;
 using dovetail::apis::aws::v1::AMIFamily;
+
+// Each part's content type and body, quoted, for a failure message.
+std::string Describe(const std::vector<aws::MimePart>& parts) {
+  std::string out;
+  for (const aws::MimePart& p : parts) {
+    out += "  [" + p.content_type + "] {" + p.body + "}\n";
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -23,7 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto parts = aws::ParseMimeMultipart(text); parts.ok()) {
     auto again = aws::ParseMimeMultipart(aws::WriteMimeMultipart(*parts));
     FUZZ_CHECK(again.ok(), again.status().ToString());
-    FUZZ_CHECK(*again == *parts, "MIME parts changed when written and read back");
+    FUZZ_CHECK(*again == *parts, "MIME parts changed when written and read back:\n" +
+                                     Describe(*parts) + "became\n" + Describe(*again));
   }
   (void)aws::UserPartsForMime(text);
 
