@@ -256,6 +256,21 @@ TEST(Toml, UnicodeEscapesAndControlCharactersRoundTrip) {
   EXPECT_FALSE(ParseToml(R"(a = "\u12G4")").ok());
 }
 
+// Numbers keep their value through the JSON tree and back to TOML: an integer beyond int64 and a
+// float that overflows are refused instead of clamped or written as null (found by
+// test/fuzz/user_data_fuzzer: "-0777777777E77777779" became "null").
+TEST(Toml, NumbersOutOfRangeAreErrors) {
+  EXPECT_FALSE(ParseToml("a = 99999999999999999999\n").ok());
+  EXPECT_FALSE(ParseToml("a = -0777777777E77777779\n").ok());
+  EXPECT_FALSE(ParseToml("a = inf\n").ok());
+  auto doc = ParseToml("a = 9223372036854775807\nb = 1.5e300\nc = -7\n");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ((*doc)["a"], INT64_MAX);
+  auto again = ParseToml(WriteToml(*doc));
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << WriteToml(*doc);
+  EXPECT_EQ(*again, *doc);
+}
+
 TEST(Toml, Errors) {
   EXPECT_FALSE(ParseToml("[settings\n").ok());
   EXPECT_FALSE(ParseToml("a = \"unterminated\n").ok());

@@ -1,6 +1,8 @@
 #include "dovetail/providers/aws/cloudprovider/user_data.h"
 
 #include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <sstream>
 #include <utility>
@@ -475,11 +477,23 @@ class TomlParser {
       if (d != '_') digits += d;
     }
     if (!digits.empty()) {
+      // A number must keep its value through JSON and back: an integer beyond int64 (which
+      // strtoll would clamp) or a float that is not finite (JSON writes null) is refused.
       char* end = nullptr;
+      errno = 0;
       const long long i = std::strtoll(digits.c_str(), &end, 10);
-      if (end != nullptr && *end == '\0') return json(static_cast<int64_t>(i));
+      if (end != nullptr && *end == '\0') {
+        if (errno == ERANGE) return Error(Cat("integer out of range \"", token, "\""));
+        return json(static_cast<int64_t>(i));
+      }
+      errno = 0;
       const double d = std::strtod(digits.c_str(), &end);
-      if (end != nullptr && *end == '\0') return json(d);
+      if (end != nullptr && *end == '\0') {
+        if (errno == ERANGE || !std::isfinite(d)) {
+          return Error(Cat("number out of range \"", token, "\""));
+        }
+        return json(d);
+      }
     }
     return Error(Cat("unsupported value \"", token, "\""));
   }
