@@ -166,14 +166,25 @@ TEST_F(KwokProviderE2eTest, LaunchedNodeBecomesReadyRunsAPodAndIsDeleted) {
     return nodes.Update(*node).status();
   });
   ASSERT_TRUE(untainted.ok()) << untainted;
+  // kube-controller-manager's taint-eviction controller may still hold the Node with the
+  // NoExecute unregistered taint when the scheduler binds the pod, and then deletes the pod (seen
+  // once on a loaded 2-core CI machine: "Deleting pod" from taint_eviction.go). That race is the
+  // controller-manager's, so a pod deleted that way is created again, at most twice.
+  int recreated = 0;
   ASSERT_TRUE(WaitFor(
       [&] {
         auto p = GetPod("pinned");
+        if (!p.ok() && kube::IsNotFound(p.status()) && recreated < 2) {
+          ++recreated;
+          (void)client_->Create(kube::resources::kPods, ns_, pod.dump());
+          return false;
+        }
         return p.ok() && (*p)["spec"].value("nodeName", "") == name &&
                (*p)["status"].value("phase", "") == "Running";
       },
       kTimeout, absl::Milliseconds(200)))
-      << "the pod did not run on " << name << ": " << GetPod("pinned")->dump();
+      << "the pod did not run on " << name << " (created again " << recreated
+      << " times): " << GetPod("pinned").value_or(nlohmann::json()).dump();
 
   // Get reports the machine.
   absl::StatusOr<v1::NodeClaim> got = provider_->Get(provider_id);
