@@ -21,7 +21,6 @@
 
 #include "absl/time/clock.h"
 #include "dovetail/apis/v1/nodeclaim.h"
-#include "dovetail/cloudprovider/aws_catalog.h"
 #include "dovetail/common/clock.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/nodeclaim/garbage_collection_controller.h"
@@ -37,6 +36,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/integration/aws/moto_env.h"
+#include "test/integration/aws/moto_provider.h"
 #include "test/integration/kube/crds.h"
 #include "test/integration/kube/test_env.h"
 
@@ -46,7 +46,6 @@ namespace {
 namespace awsv1 = apis::aws::v1;
 namespace core = apis::core;
 namespace v1 = apis::v1;
-namespace cp = ::dovetail::cloudprovider;
 using controllers::nodeclaim::GarbageCollectionController;
 using kube::testing::UniqueName;
 using kube::testing::WaitFor;
@@ -63,26 +62,9 @@ class GarbageCollectionIntegrationTest : public ::testing::Test {
     SetUpNetwork();
     if (HasFatalFailure()) return;
 
-    auto files = cp::ReadCatalogDirectory(DOVETAIL_AWS_DATA_DIR);
-    ASSERT_TRUE(files.ok()) << files.status();
-    AwsCloudProvider::Options options;
-    options.cluster_name = kCluster;
-    options.cluster_endpoint = "https://moto.example";
-    options.cluster_ca_bundle = "Q0E=";
-    options.cluster_cidr = "10.100.0.0/16";
-    options.catalog.region = "us-east-1";
-    options.catalog.static_files = *std::move(files);
-    cloud_ = std::make_unique<AwsCloudProvider>(
-        AwsCloudProvider::Dependencies{
-            .ec2 = *ec2_,
-            .pricing = nullptr,
-            .unavailable = ice_,
-            .clock = clock_,
-            .get_node_class = [this](std::string_view name) -> absl::StatusOr<awsv1::EC2NodeClass> {
-              if (name != node_class_.metadata.name) return absl::NotFoundError("no such class");
-              return node_class_;
-            }},
-        std::move(options));
+    cloud_ = testing::MotoCloudProvider(*ec2_, ice_, clock_, &node_class_, kCluster,
+                                        DOVETAIL_AWS_DATA_DIR);
+    ASSERT_NE(cloud_, nullptr);
 
     rest_ = kube::testing::NewRestClient(kube::testing::KubeconfigFromEnv());
     ASSERT_NE(rest_, nullptr);

@@ -21,6 +21,7 @@
 #include "dovetail/providers/aws/nodeclass/launch_templates.h"
 #include "gtest/gtest.h"
 #include "test/integration/aws/moto_env.h"
+#include "test/integration/aws/moto_provider.h"
 
 namespace dovetail::providers::aws {
 namespace {
@@ -85,26 +86,9 @@ class MotoCloudProviderTest : public ::testing::Test {
     node_class_.status.conditions = {
         {.type = "Ready", .status = core::ConditionStatus::kTrue, .observed_generation = 1}};
 
-    auto files = cp::ReadCatalogDirectory(DOVETAIL_AWS_DATA_DIR);
-    ASSERT_TRUE(files.ok()) << files.status();
-    AwsCloudProvider::Options options;
-    options.cluster_name = kCluster;
-    options.cluster_endpoint = "https://moto.example";
-    options.cluster_ca_bundle = "Q0E=";
-    options.cluster_cidr = "10.100.0.0/16";
-    options.catalog.region = "us-east-1";
-    options.catalog.static_files = *std::move(files);
-    provider_ = std::make_unique<AwsCloudProvider>(
-        AwsCloudProvider::Dependencies{
-            .ec2 = *ec2_,
-            .pricing = nullptr,
-            .unavailable = ice_,
-            .clock = clock_,
-            .get_node_class = [this](std::string_view name) -> absl::StatusOr<awsv1::EC2NodeClass> {
-              if (name != node_class_.metadata.name) return absl::NotFoundError("no such class");
-              return node_class_;
-            }},
-        std::move(options));
+    provider_ = testing::MotoCloudProvider(*ec2_, ice_, clock_, &node_class_, kCluster,
+                                           DOVETAIL_AWS_DATA_DIR);
+    ASSERT_NE(provider_, nullptr);
   }
 
   std::unique_ptr<pugi::xml_document> Ec2(std::string_view action, const QueryParams& params) {
