@@ -36,6 +36,7 @@ exits non-zero if anything failed.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 import uuid
@@ -460,10 +461,10 @@ def crash_after_launch(aws: Aws, process: ControllerProcess):
     process.kill9_and_restart()
     del os.environ["DOVETAIL_CRASH_POINT"]
     kubectl("apply", "-f", "-", stdin=BIG_POD)
-    deadline = time.monotonic() + 90
-    while process.proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.25)
-    rc = process.proc.poll()
+    try:
+        rc = process.proc.wait(timeout=90)
+    except subprocess.TimeoutExpired:
+        rc = None
     if not check("crash point nodeclaim-launched: the controller kills itself with SIGKILL after a launch",
                  rc == -9, str(rc)):
         return None
