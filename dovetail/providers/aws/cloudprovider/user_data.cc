@@ -198,8 +198,7 @@ std::string ShellQuote(std::string_view s) {
 
 // ---- TOML ----
 
-// Nesting is limited to kMaxTomlDepth (common/input_limits.h): values recurse here, and the
-// writer and the merge recurse over the tree the parser builds.
+// Appends `code` (a Unicode scalar value) to `out` as UTF-8.
 void AppendUtf8(char32_t code, std::string& out) {
   if (code < 0x80) {
     out += static_cast<char>(code);
@@ -218,6 +217,8 @@ void AppendUtf8(char32_t code, std::string& out) {
   }
 }
 
+// Nesting is limited to kMaxTomlDepth (common/input_limits.h): values recurse here, and the
+// writer and the merge recurse over the tree the parser builds.
 class TomlParser {
  public:
   explicit TomlParser(std::string_view text) : s_(text) {}
