@@ -1,8 +1,8 @@
 // Named crash points for the fault tests (docs/reliability.md): CrashPoint(name) ends the process
 // at once with SIGKILL, as `kill -9` at that instant would, when the environment variable
 // DOVETAIL_CRASH_POINT names it, and does nothing otherwise. The variable is read once, at the
-// first call. It exists for tests only; the chart has no value that sets it (docs/settings.md).
-// Thread-safe.
+// first call; a name that is no crash point is logged as an error there. It exists for tests only;
+// the chart has no value that sets it (docs/settings.md). Thread-safe.
 #pragma once
 
 #include <string_view>
