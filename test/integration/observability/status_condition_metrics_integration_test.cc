@@ -170,8 +170,11 @@ TEST_F(StatusConditionMetricsIntegrationTest, ConditionsTransitionsAndTerminatio
   PatchStatus(kube::resources::kNodeClaims, claim_,
               {Condition("Launched", "True", "Launched", t0),
                Condition("Ready", "True", "Ready", t0 + absl::Seconds(60))});
+  // The controller counts the transition and then observes its duration; wait for both, a scrape
+  // between the two would see the count alone.
   ASSERT_TRUE(WaitFor([&] {
-    return transitions.Value({"Ready", "True", "Ready", "", pool_}) == 1;
+    return transitions.Value({"Ready", "True", "Ready", "", pool_}) == 1 &&
+           durations.Count({"Ready", "False", "", pool_}) >= 1;
   }));
   EXPECT_EQ(durations.Count({"Ready", "False", "", pool_}), 1u);
   EXPECT_EQ(durations.Sum({"Ready", "False", "", pool_}), 60);
