@@ -49,6 +49,7 @@
 #include "dovetail/common/clock.h"
 #include "dovetail/common/quantity.h"
 #include "dovetail/state/pod_scheduling_times.h"
+#include "dovetail/state/registration_health.h"
 #include "dovetail/state/snapshot.h"
 #include "dovetail/state/state_node.h"
 
@@ -107,6 +108,9 @@ class Cluster {
   // a deleted pod's entry is dropped by DeletePod.
   PodSchedulingTimes& pod_scheduling_times() { return pod_scheduling_times_; }
   const PodSchedulingTimes& pod_scheduling_times() const { return pod_scheduling_times_; }
+  // Each NodePool's recent launch and registration outcomes (registration_health.h): recorded by
+  // the NodeClaim lifecycle, written as NodeRegistrationHealthy by the NodePool status.
+  RegistrationHealth& registration_health() { return registration_health_; }
 
  private:
   struct Entry {
@@ -138,6 +142,7 @@ class Cluster {
   const Clock& clock_;
   std::vector<std::function<bool()>> sync_checks_;
   PodSchedulingTimes pod_scheduling_times_;
+  RegistrationHealth registration_health_;
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);

@@ -7,28 +7,32 @@
 //   - a NodeClaim whose Node never registers is deleted after the (shortened) registration TTL,
 //     without a launch;
 //   - a NodeClaim for which the provider has no capacity is deleted;
+//   - NodeClaims of a NodePool whose launch keeps failing (kwok's launch is the creation of the
+//     Node, refused here by admission) are deleted at the (shortened) launch timeout, and the
+//     second failure makes the pool's NodeRegistrationHealthy False with the launch's reason;
 //   - garbage collection deletes a registered NodeClaim whose instance was deleted out of band,
 //     and an instance that no NodeClaim owns.
 // Deleting a NodeClaim that carries the termination finalizer only sets its deletionTimestamp
 // (the termination controller is not running here); the tests check that and clean up the
 // finalizers themselves.
 
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "dovetail/apis/core/node.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/apis/v1/nodeclaim.h"
+#include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/cloudprovider/kwok/kwok_cloud_provider.h"
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
 #include "dovetail/controllers/nodeclaim/garbage_collection_controller.h"
 #include "dovetail/controllers/nodeclaim/lifecycle_controller.h"
+#include "dovetail/controllers/nodepool/status_controller.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/controller_util.h"
 #include "dovetail/kube/errors.h"
@@ -38,6 +42,8 @@
 #include "dovetail/state/cluster_informers.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "test/integration/kube/block_node_registration.h"
+#include "test/integration/kube/crds.h"
 #include "test/integration/kube/test_env.h"
 
 namespace dovetail::controllers::nodeclaim {
@@ -50,18 +56,6 @@ using kube::testing::WaitFor;
 
 constexpr absl::Duration kTimeout = absl::Seconds(90);
 constexpr absl::Duration kPoll = absl::Milliseconds(200);
-
-void InstallCrds(kube::Client& client) {
-  const char* bin = std::getenv("DOVETAIL_K8S_BIN");
-  ASSERT_NE(bin, nullptr) << "DOVETAIL_K8S_BIN is not set (run under ctest)";
-  const std::string command =
-      absl::StrCat(bin, "/kubectl apply --server-side --force-conflicts ",
-                   "--field-manager=dovetail-nodeclaim-e2e -f ", DOVETAIL_SOURCE_DIR,
-                   "/charts/dovetail/crds > /dev/null");
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  ASSERT_TRUE(WaitFor([&] { return client.List(kube::resources::kNodeClaims, "").ok(); }))
-      << "NodeClaims are not served";
-}
 
 nlohmann::json NodeClaimJson(const std::string& name,
                              const std::vector<std::string>& instance_types) {
@@ -91,7 +85,7 @@ class NodeClaimLifecycleE2eTest : public ::testing::Test {
     rest_ = kube::testing::NewRestClient(kube::testing::KubeconfigFromEnv());
     ASSERT_NE(rest_, nullptr);
     client_ = std::make_unique<kube::Client>(*rest_);
-    InstallCrds(*client_);
+    kube::testing::InstallCrds(*client_, DOVETAIL_SOURCE_DIR, "dovetail-nodeclaim-e2e");
     ns_ = UniqueName("nodeclaim-e2e");
     kube::testing::CreateNamespace(*client_, ns_);
     auto catalog = cloudprovider::kwok::SyntheticCatalog();
@@ -104,7 +98,7 @@ class NodeClaimLifecycleE2eTest : public ::testing::Test {
         Dependencies{*client_, cluster_, *informers_, *provider_, clock_, *events_});
     lifecycle_ = std::make_unique<LifecycleController>(
         *deps_, LifecycleOptions{.workers = 4,
-                                 .launch_timeout = absl::Seconds(30),
+                                 .launch_timeout = absl::Seconds(3),
                                  .registration_ttl = absl::Seconds(4),
                                  .poll_interval = absl::Seconds(2)});
     gc_ = std::make_unique<GarbageCollectionController>(
@@ -303,6 +297,90 @@ TEST_F(NodeClaimLifecycleE2eTest, DeletesANodeClaimWhoseNodeNeverRegisters) {
   EXPECT_EQ(lifecycle_->launches(), 0);
   // Not by garbage collection: it was never registered.
   EXPECT_EQ(gc_->stats().node_claims_deleted, 0);
+}
+
+TEST_F(NodeClaimLifecycleE2eTest, NodeClaimsThatNeverLaunchTimeOutAndMarkTheirPool) {
+  kube::testing::NodeRegistrationBlock block(*client_);
+  ASSERT_TRUE(block.enforced());
+  const std::string pool = UniqueName("never-launches");
+  const nlohmann::json pool_body = {{"apiVersion", "karpenter.sh/v1"},
+                                    {"kind", "NodePool"},
+                                    {"metadata", {{"name", pool}}},
+                                    {"spec",
+                                     {{"template",
+                                       {{"spec",
+                                         {{"requirements", nlohmann::json::array()},
+                                          {"nodeClassRef",
+                                           {{"group", "karpenter.kwok.sh"},
+                                            {"kind", "KWOKNodeClass"},
+                                            {"name", "default"}}}}}}}}}};
+  auto created = client_->Create(kube::resources::kNodePools, "", pool_body.dump());
+  ASSERT_TRUE(created.ok()) << created.status();
+  const std::string pool_uid = nlohmann::json::parse(*created)["metadata"]["uid"];
+  auto health = [&]() -> std::optional<core::Condition> {
+    auto got = kube::TypedClient<v1::NodePool>(*client_, kube::resources::kNodePools).Get("", pool);
+    if (!got.ok()) return std::nullopt;
+    const core::Condition* c = v1::FindCondition(got->status.conditions, "NodeRegistrationHealthy");
+    return c == nullptr ? std::nullopt : std::optional<core::Condition>(*c);
+  };
+
+  nodepool::StatusController status(*deps_, nodepool::StatusOptions{.period = absl::Seconds(1)});
+  status.Start();
+  StartControllers();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto c = health();
+        return c.has_value() && c->status == core::ConditionStatus::kUnknown;
+      },
+      kTimeout, kPoll));
+
+  for (int i = 0; i < 2; ++i) {
+    const std::string name = UniqueName("never");
+    nlohmann::json claim = NodeClaimJson(name, {"c7k.large"});
+    claim["metadata"]["labels"]["karpenter.sh/nodepool"] = pool;
+    claim["metadata"]["labels"][kube::testing::kBlockedRegistrationLabel] =
+        kube::testing::kBlockedRegistrationValue;
+    claim["metadata"]["ownerReferences"] = {{{"apiVersion", "karpenter.sh/v1"},
+                                             {"kind", "NodePool"},
+                                             {"name", pool},
+                                             {"uid", pool_uid}}};
+    ASSERT_TRUE(client_->Create(kube::resources::kNodeClaims, "", claim.dump()).ok());
+    claims_.push_back(name);
+    // The launch is refused and retried: Launched=Unknown with the refusal.
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          auto c = ClaimCondition(name, kConditionLaunched);
+          return c.has_value() && c->status == core::ConditionStatus::kUnknown &&
+                 c->reason == kReasonLaunchFailed &&
+                 absl::StrContains(c->message, kube::testing::kBlockedRegistrationMessage);
+        },
+        kTimeout, kPoll))
+        << name << " did not record its failed launch";
+    EXPECT_FALSE(ClaimDeleting(name)) << name << " deleted before the launch timeout";
+    // The launch timeout (3 s here) passes: deleted, and never a Node.
+    ASSERT_TRUE(WaitFor([&] { return ClaimDeleting(name); }, kTimeout, kPoll));
+    EXPECT_TRUE(kube::IsNotFound(GetNode(name).status()));
+    if (i == 0) {
+      absl::SleepFor(absl::Seconds(2));  // two status periods: one failure of four is not enough
+      auto c = health();
+      ASSERT_TRUE(c.has_value());
+      EXPECT_EQ(c->status, core::ConditionStatus::kUnknown);
+    }
+  }
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto c = health();
+        return c.has_value() && c->status == core::ConditionStatus::kFalse;
+      },
+      kTimeout, kPoll))
+      << "NodeRegistrationHealthy is not False after two launch timeouts";
+  const std::optional<core::Condition> c = health();
+  EXPECT_EQ(c->reason, kReasonLaunchFailed);
+  EXPECT_TRUE(absl::StrContains(c->message, kube::testing::kBlockedRegistrationMessage))
+      << c->message;
+  status.Stop();
+  lifecycle_->Stop();
+  (void)client_->Delete(kube::resources::kNodePools, "", pool);
 }
 
 TEST_F(NodeClaimLifecycleE2eTest, DeletesANodeClaimWithoutCapacity) {

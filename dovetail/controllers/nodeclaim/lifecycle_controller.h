@@ -17,7 +17,11 @@
 //      registered => label karpenter.sh/initialized=true, Initialized=True;
 //   5. Liveness: not launched within `launch_timeout`, or launched and not registered within
 //      `registration_ttl` (from the condition's last transition) => event and delete;
-// then writes metadata and status with merge patches carrying the resourceVersion it read
+// and records, for a NodeClaim owned by its NodePool, each registration and each deletion by
+// liveness (RegistrationFailed, or the Launched condition's reason when it never launched) in
+// the cluster state's RegistrationHealth, from which the pool's NodeRegistrationHealthy follows
+// (controllers/nodepool/status.h);
+// it writes metadata and status with merge patches carrying the resourceVersion it read
 // (a conflict retries the reconcile). Conditions follow conditions.h.
 // Metrics (when deps.metrics is set): karpenter_nodes_created_total{nodepool, zone} once the
 // write that sets Registered=True succeeds (the NodeClaim's labels), as upstream.

@@ -11,8 +11,11 @@
 //     message when it is not Ready; True for a cloud provider without node class objects (kwok);
 //   - NodeRegistrationHealthy: Unknown (AwaitingReconciliation) when absent or when the pool's
 //     generation or its node class's generation changed since it was set (status.
-//     nodeClassObservedGeneration); True once a NodeClaim of the pool registered after that.
-//     (Upstream also sets False after repeated launch or registration failures: not yet.)
+//     nodeClassObservedGeneration; RegistrationHealthResets); otherwise what the pool's recent
+//     launch and registration outcomes call for (state/registration_health.h): False with the
+//     reason and message of the failure that made half of the last four fail, or True; without
+//     such a call, Unknown turns True once a NodeClaim of the pool registered after the Unknown
+//     transition (the outcomes of a restarted controller start empty).
 //   - Ready (apis/core/condition_set.h) over ValidationSucceeded and NodeClassReady.
 // Pure; thread-compatible.
 #pragma once
@@ -28,6 +31,7 @@
 #include "dovetail/apis/v1/nodeclaim.h"
 #include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/common/quantity.h"
+#include "dovetail/state/registration_health.h"
 
 namespace dovetail::controllers::nodepool {
 
@@ -52,12 +56,22 @@ struct NodeClassView {
 };
 
 struct StatusInput {
-  ResourceList usage;  // state::Cluster::NodePoolUsage
+  // state::Cluster::NodePoolUsage; unset while the cluster state has not synced (a NodeClaim not
+  // yet launched, as upstream's counter waits): status.resources and status.nodes stay as they are,
+  // while the conditions are still computed.
+  std::optional<ResourceList> usage;
   NodeClassView node_class;
   std::vector<std::string> validation_errors;  // empty when valid
   // The latest Registered=True transition among the pool's NodeClaims.
   std::optional<absl::Time> last_registration;
+  // What the pool's recent outcomes call for (state::RegistrationHealth::CallFor).
+  std::optional<state::RegistrationHealth::Call> registration_call;
 };
+
+// Whether NodeRegistrationHealthy starts again from Unknown: it is absent, or the pool's generation
+// or its node class's generation moved since it was set. The caller then resets the pool's
+// outcomes (state::RegistrationHealth::Reset), and DesiredStatus ignores `registration_call`.
+bool RegistrationHealthResets(const apis::v1::NodePool& pool, const NodeClassView& node_class);
 
 // The status to write; `pool.status` is the current one (conditions keep their transition
 // times when their status does not change).

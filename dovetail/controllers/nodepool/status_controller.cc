@@ -170,19 +170,34 @@ absl::StatusOr<NodeClassView> StatusController::NodeClassOf(const v1::NodePool& 
 
 absl::StatusOr<kube::ReconcileResult> StatusController::Reconcile(const std::string& name) {
   const kube::ReconcileResult again{.requeue_after = options_.period};
-  if (!node_pools_.HasSynced() || !deps_.cluster.Synced()) {
+  if (!node_pools_.HasSynced() || !deps_.informers.node_claims().HasSynced()) {
     return kube::ReconcileResult{.requeue_after = absl::Seconds(1)};
   }
   std::shared_ptr<const v1::NodePool> cached = node_pools_.store().Get(name);
+  state::RegistrationHealth& health = deps_.cluster.registration_health();
   if (cached == nullptr || cached->metadata.deletion_timestamp.has_value()) {
+    if (cached != nullptr) health.Reset(cached->metadata.uid);
     ExportMetrics(name, nullptr, {});
     return kube::ReconcileResult{};
   }
   const v1::NodePool& pool = *cached;
 
   StatusInput input;
-  input.usage = deps_.cluster.NodePoolUsage(name);
+  // The usage waits for the cluster state (every NodeClaim launched); the conditions do not, since
+  // NodeRegistrationHealthy matters most while launches keep failing.
+  const bool usage_known = deps_.cluster.Synced();
+  if (usage_known) input.usage = deps_.cluster.NodePoolUsage(name);
   ASSIGN_OR_RETURN(input.node_class, NodeClassOf(pool));
+  if (RegistrationHealthResets(pool, input.node_class)) {
+    health.Reset(pool.metadata.uid);
+  } else {
+    // After a restart the outcomes start from what was written.
+    if (const core::Condition* written =
+            v1::FindCondition(pool.status.conditions, kConditionNodeRegistrationHealthy)) {
+      health.Seed(pool.metadata.uid, written->status);
+    }
+    input.registration_call = health.CallFor(pool.metadata.uid);
+  }
   for (const apis::validation::FieldError& e : apis::validation::ValidateNodePool(pool)) {
     input.validation_errors.push_back(apis::validation::ToString(e));
   }
@@ -202,10 +217,12 @@ absl::StatusOr<kube::ReconcileResult> StatusController::Reconcile(const std::str
   // metav1.Time has whole seconds.
   const absl::Time now = absl::FromUnixSeconds(absl::ToUnixSeconds(deps_.clock.Now()));
   const v1::NodePoolStatus desired = DesiredStatus(pool, input, now);
-  ExportMetrics(name, &pool, desired.resources);
+  if (usage_known) ExportMetrics(name, &pool, desired.resources);
   nlohmann::json after = core::EncodeJson(desired);
   const nlohmann::json before = core::EncodeJson(pool.status);
-  if (after == before) return again;
+  const kube::ReconcileResult result =
+      usage_known ? again : kube::ReconcileResult{.requeue_after = absl::Seconds(1)};
+  if (after == before) return result;
   // A merge patch keeps what it does not name: resources and fields that went away are deleted.
   if (before.contains("resources") && before["resources"].is_object()) {
     for (const auto& [key, value] : before["resources"].items()) {
@@ -220,7 +237,7 @@ absl::StatusOr<kube::ReconcileResult> StatusController::Reconcile(const std::str
   absl::StatusOr<std::string> patched = deps_.client.Patch(
       kube::resources::kNodePools, "", name, kube::PatchType::kMerge, patch.dump(), {}, "status");
   if (!patched.ok() && !kube::IsNotFound(patched.status())) return patched.status();
-  return again;
+  return result;
 }
 
 }  // namespace dovetail::controllers::nodepool

@@ -6,12 +6,16 @@
 // Keyed by NodePool name; triggered by the controller's own NodePool informer (creation, a change
 // of generation, annotations or deletion; its own status writes do not trigger it) and again
 // every `period` (usage, the node class and NodeClaim registrations change without a NodePool
-// event). A reconcile takes the cached NodePool, the pool's usage from the cluster state (after
-// it synced), its node class (a GET of the kind `node_classes` maps its nodeClassRef to), the
-// runtime validation (apis/validation) and the NodeClaims' Registered transitions from the
-// NodeClaim informer, and merge-patches the status subresource when DesiredStatus differs, with
-// the resourceVersion it read (a conflict retries).
-// Metrics (when deps.metrics is set; this controller runs on the leader only): upstream's
+// event). A reconcile takes the cached NodePool, the pool's usage from the cluster state (only
+// once it synced: while a NodeClaim is not launched yet, status.resources and status.nodes stay
+// and the pool is looked at again every second; the conditions are written regardless), its node
+// class (a GET of the kind `node_classes` maps its nodeClassRef to), the
+// runtime validation (apis/validation), the NodeClaims' Registered transitions from the
+// NodeClaim informer and what the pool's launch and registration outcomes call for (the cluster
+// state's RegistrationHealth, reset when NodeRegistrationHealthy starts again from Unknown and
+// seeded from the written condition after a restart), and merge-patches the status subresource when
+// DesiredStatus differs, with the resourceVersion it read (a conflict retries). Metrics (when
+// deps.metrics is set; this controller runs on the leader only): upstream's
 // karpenter_nodepools_usage{resource_type,nodepool} (the status.resources written) and
 // karpenter_nodepools_limit{resource_type,nodepool} (spec.limits), dropped with the NodePool and
 // cleared on Stop.

@@ -48,7 +48,23 @@ TEST(NodePoolStatusTest, ResourcesStartAtZeroAndCountNodes) {
   EXPECT_EQ(s.resources.at("ephemeral-storage").Value(), 0);
   EXPECT_EQ(s.resources.at("nvidia.com/gpu").Value(), 1);
   EXPECT_EQ(s.nodes, 2);
-  EXPECT_EQ(DesiredStatus(Pool(), StatusInput{}, kT0).nodes, 0);
+  StatusInput none;
+  none.usage = ResourceList{};
+  EXPECT_EQ(DesiredStatus(Pool(), none, kT0).nodes, 0);
+}
+
+TEST(NodePoolStatusTest, UnknownUsageKeepsResourcesButNotConditions) {
+  v1::NodePool pool = Pool();
+  StatusInput in;
+  in.usage = ResourceList{{"cpu", Quantity::FromUnits(4)}, {"nodes", Quantity::FromUnits(1)}};
+  pool.status = DesiredStatus(pool, in, kT0);
+  // The cluster state has not synced (a NodeClaim launching): resources and nodes stay.
+  in.usage.reset();
+  in.validation_errors = {"bad"};
+  const v1::NodePoolStatus s = DesiredStatus(pool, in, kT0 + absl::Minutes(1));
+  EXPECT_EQ(s.resources.at("cpu").Value(), 4);
+  EXPECT_EQ(s.nodes, 1);
+  EXPECT_EQ(StatusOf(s, "ValidationSucceeded"), core::ConditionStatus::kFalse);
 }
 
 TEST(NodePoolStatusTest, ReadyWhenValidAndTheClassIsReady) {
@@ -123,6 +139,48 @@ TEST(NodePoolStatusTest, RegistrationHealthResetsOnGenerationChangesAndHealsOnRe
   pool.metadata.generation = 2;
   pool.status = DesiredStatus(pool, in, kT0 + absl::Minutes(6));
   EXPECT_EQ(StatusOf(pool.status, "NodeRegistrationHealthy"), core::ConditionStatus::kUnknown);
+}
+
+TEST(NodePoolStatusTest, RegistrationHealthFollowsWhatTheOutcomesCallFor) {
+  v1::NodePool pool = Pool();
+  StatusInput in;
+  in.node_class = ReadyClass(core::ConditionStatus::kTrue);
+  pool.status = DesiredStatus(pool, in, kT0);
+  ASSERT_FALSE(RegistrationHealthResets(pool, in.node_class));
+  // Half of the last four failed: False with the reason of the failure that tipped it.
+  in.registration_call = state::RegistrationHealth::Call{
+      .healthy = false, .reason = "RegistrationFailed", .message = "Failed to register node"};
+  pool.status = DesiredStatus(pool, in, kT0 + absl::Minutes(1));
+  const core::Condition* health = Get(pool.status, "NodeRegistrationHealthy");
+  ASSERT_NE(health, nullptr);
+  EXPECT_EQ(health->status, core::ConditionStatus::kFalse);
+  EXPECT_EQ(health->reason, "RegistrationFailed");
+  EXPECT_EQ(health->message, "Failed to register node");
+  EXPECT_EQ(health->last_transition_time, kT0 + absl::Minutes(1));
+  // Still not Ready-relevant.
+  EXPECT_EQ(StatusOf(pool.status, "Ready"), core::ConditionStatus::kTrue);
+  // A later failure keeps the first reason and transition time.
+  in.registration_call->reason = "LaunchFailed";
+  pool.status = DesiredStatus(pool, in, kT0 + absl::Minutes(2));
+  health = Get(pool.status, "NodeRegistrationHealthy");
+  EXPECT_EQ(health->reason, "RegistrationFailed");
+  EXPECT_EQ(health->last_transition_time, kT0 + absl::Minutes(1));
+  // Without a call, a registration does not turn False into True (only Unknown heals so).
+  in.registration_call.reset();
+  in.last_registration = kT0 + absl::Minutes(3);
+  pool.status = DesiredStatus(pool, in, kT0 + absl::Minutes(3));
+  EXPECT_EQ(StatusOf(pool.status, "NodeRegistrationHealthy"), core::ConditionStatus::kFalse);
+  // Enough successes call for True.
+  in.registration_call = state::RegistrationHealth::Call{.healthy = true};
+  pool.status = DesiredStatus(pool, in, kT0 + absl::Minutes(4));
+  EXPECT_EQ(StatusOf(pool.status, "NodeRegistrationHealthy"), core::ConditionStatus::kTrue);
+  // A change of the pool resets to Unknown whatever the outcomes called for.
+  in.registration_call = state::RegistrationHealth::Call{.healthy = false, .reason = "R"};
+  pool.metadata.generation = 2;
+  EXPECT_TRUE(RegistrationHealthResets(pool, in.node_class));
+  pool.status = DesiredStatus(pool, in, kT0 + absl::Minutes(5));
+  EXPECT_EQ(StatusOf(pool.status, "NodeRegistrationHealthy"), core::ConditionStatus::kUnknown);
+  EXPECT_FALSE(RegistrationHealthResets(pool, in.node_class));
 }
 
 TEST(NodePoolStatusTest, UnchangedInputsLeaveTransitionTimesAlone) {

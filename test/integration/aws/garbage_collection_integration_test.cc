@@ -59,7 +59,7 @@ class GarbageCollectionIntegrationTest : public ::testing::Test {
     clock_.Set(absl::Now());
     aws_ = testing::MotoClient(kEc2, transport_, &credentials_, clock_);
     ec2_ = std::make_unique<Ec2Client>(*aws_);
-    SetUpNetwork();
+    testing::SetUpMotoNodeClass(*ec2_, "10.60", UniqueName("gc"), node_class_);
     if (HasFatalFailure()) return;
 
     cloud_ = testing::MotoCloudProvider(*ec2_, ice_, clock_, &node_class_, kCluster,
@@ -86,45 +86,6 @@ class GarbageCollectionIntegrationTest : public ::testing::Test {
       (void)client_->Delete(kube::resources::kNodeClaims, "", name);
     }
     for (const std::string& name : nodes_) (void)client_->Delete(kube::resources::kNodes, "", name);
-  }
-
-  // A VPC with a subnet in us-east-1a, a security group, an image moto ships, and a Ready
-  // EC2NodeClass naming them (its controller is not involved).
-  void SetUpNetwork() {
-    auto query = [&](std::string_view action, const QueryParams& params) {
-      auto doc = ec2_->Query(action, params);
-      EXPECT_TRUE(doc.ok()) << action << ": " << doc.status();
-      return doc.ok() ? std::move(*doc) : std::make_unique<pugi::xml_document>();
-    };
-    const std::string vpc =
-        Text(query("CreateVpc", {{"CidrBlock", "10.60.0.0/16"}})->document_element().child("vpc"),
-             "vpcId");
-    const std::string subnet = Text(
-        query("CreateSubnet",
-              {{"VpcId", vpc}, {"CidrBlock", "10.60.1.0/24"}, {"AvailabilityZone", "us-east-1a"}})
-            ->document_element()
-            .child("subnet"),
-        "subnetId");
-    const std::string sg =
-        Text(query("CreateSecurityGroup",
-                   {{"GroupName", UniqueName("gc")}, {"GroupDescription", "nodes"}, {"VpcId", vpc}})
-                 ->document_element(),
-             "groupId");
-    auto images = ec2_->DescribeImages({{"architecture", {"x86_64"}}}, {}, {"amazon"});
-    ASSERT_TRUE(images.ok()) << images.status();
-    ASSERT_FALSE(images->empty());
-    node_class_.metadata.name = "default";
-    node_class_.metadata.generation = 1;
-    node_class_.spec.ami_family = awsv1::AMIFamily::kAL2023;
-    node_class_.status.subnets = {{subnet, "us-east-1a", "use1-az1"}};
-    node_class_.status.security_groups = {{sg, "nodes"}};
-    node_class_.status.amis = {{.id = (*images)[0].image_id,
-                                .name = "moto",
-                                .requirements = {{.key = "kubernetes.io/arch",
-                                                  .op = core::SelectorOperator::kIn,
-                                                  .values = {"amd64"}}}}};
-    node_class_.status.conditions = {
-        {.type = "Ready", .status = core::ConditionStatus::kTrue, .observed_generation = 1}};
   }
 
   // Creates NodeClaim `name` in the API server (no status) and returns it as stored, its UID
