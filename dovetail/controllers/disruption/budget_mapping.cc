@@ -1,4 +1,4 @@
-// Per-pass disruption budgets per NodePool (reference §2.8.3).
+// Per-pass disruption budgets per NodePool (docs/disruption.md, "Budgets").
 #include <algorithm>
 #include <string>
 

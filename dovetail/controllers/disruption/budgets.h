@@ -1,6 +1,6 @@
 // NodePool disruption budgets (spec.disruption.budgets): how many of a NodePool's nodes voluntary
 // disruption may take at once, for one reason (Empty, Underutilized, Drifted), at one instant.
-// Semantics as upstream (reference section 1.2):
+// Semantics as upstream's (docs/disruption.md, "Budgets"):
 //  - `nodes` is an integer or a percentage of the NodePool's nodes, rounded up;
 //  - a budget with `schedule` + `duration` is active from each cron activation for `duration`
 //    (active iff the first activation after now - duration is not after now); without them it is

@@ -1,4 +1,4 @@
-// Candidate filtering and ordering (reference §2.8.1, §2.8.2, §2.8.5, §2.8.6).
+// Candidate filtering and ordering (docs/disruption.md, "Which nodes are candidates").
 #include <algorithm>
 #include <cmath>
 #include <string>

@@ -1,5 +1,5 @@
-// The decisions of voluntary disruption (reference §2.8, §2.9 execution, §4), as pure functions
-// over one ClusterView so they are unit-tested without a cluster. The DisruptionController
+// The decisions of voluntary disruption (docs/disruption.md), as pure functions over one
+// ClusterView so they are unit-tested without a cluster. The DisruptionController
 // (disruption_controller.h) builds the view from cluster state and informers each pass, asks
 // ComputeCommands for each method in order, validates consolidation commands after the delay
 // (ValidateCommand) and carries commands out through the orchestration queue (queue.h).
@@ -7,7 +7,7 @@
 // Methods, in upstream's (v1.5+) order: Emptiness (budget reason Empty), Drift (Drifted),
 // multi-node consolidation and single-node consolidation (Underutilized).
 //
-// Candidates (§2.8.2): a managed StateNode with Node and NodeClaim, initialized, not deleting, not
+// Candidates: a managed StateNode with Node and NodeClaim, initialized, not deleting, not
 // marked for deletion, not held by the orchestration queue, not nominated, Node not annotated
 // karpenter.sh/do-not-disrupt=true, with a karpenter.sh/nodepool label whose NodePool and instance
 // type resolve; no pod with an active karpenter.sh/do-not-disrupt (DaemonSet and mirror pods
@@ -111,8 +111,8 @@ struct Candidate {
   std::string zone;
   std::string capacity_type;
   double price = 0;  // the offering's price for the node's zone and capacity type
-  // Σ evictionCost(pod) × lifetime remaining (§2.8.2), and 1 + Σ max(0, evictionCost) over the
-  // reschedulable pods.
+  // Upstream's DisruptionCost, Σ evictionCost(pod) × lifetime remaining, and its
+  // RescheduleDisruptionCost, 1 + Σ max(0, evictionCost) over the reschedulable pods.
   double disruption_cost = 0;
   double reschedule_disruption_cost = 1;
   std::vector<state::PodPtr> pods;           // every pod bound to the node
@@ -142,7 +142,7 @@ struct Command {
   // pointers are cleared (they pointed into the simulation).
   std::vector<solver::NewNodeClaim> replacements;
   // Existing nodes the simulation puts the moved pods on; nominated while the command runs so
-  // that no other command removes them (§4).
+  // that no other command removes them (docs/disruption.md, "The orchestration queue").
   std::vector<std::string> destinations;
   double savings_per_hour = 0;  // Σ candidate prices − Σ replacement prices
   int pods_moved = 0;
@@ -157,9 +157,10 @@ struct Command {
   std::string Summary() const;
 };
 
-// Per NodePool, the disruptions a method may still start this pass (§2.8.3): AllowedDisruptions
-// over the pool's managed initialized nodes minus the nodes already disrupting (NotReady,
-// deleting, marked for deletion or queued). Pools absent from `remaining` have no nodes.
+// Per NodePool, the disruptions a method may still start this pass (docs/disruption.md,
+// "Budgets"): AllowedDisruptions over the pool's managed initialized nodes minus the nodes already
+// disrupting (NotReady, deleting, marked for deletion or queued). Pools absent from `remaining`
+// have no nodes.
 struct BudgetMapping {
   absl::flat_hash_map<std::string, int64_t> remaining;
   // Nodes of the pool already disrupting (not ready, deleting, marked or queued), which the
@@ -215,22 +216,22 @@ struct MethodResult {
   std::vector<ConsolidationMove> moves;
 };
 
-// Runs one method (§2.8.4–2.8.9), taking budget from `budgets` for every command it returns.
+// Runs one method, taking budget from `budgets` for every command it returns.
 // `clock` measures the search time limits. Errors: those of the simulation.
 absl::StatusOr<MethodResult> ComputeCommands(Method method, const ClusterView& view,
                                              const Simulator& simulator, BudgetMapping& budgets,
                                              const Options& options, const Clock& clock);
 
-// §2.8.10: re-checks a consolidation or emptiness command against a fresh view taken after the
-// validation delay. OK, or FailedPrecondition with the reason (a candidate is no longer one, is
-// nominated, over budget, the pods no longer fit, the replacement changed shape or its types are
-// no longer a subset of the fresh simulation's).
+// Re-checks a consolidation or emptiness command against a fresh view taken after the validation
+// delay (docs/disruption.md, "Validation"). OK, or FailedPrecondition with the reason (a candidate
+// is no longer one, is nominated, over budget, the pods no longer fit, the replacement changed
+// shape or its types are no longer a subset of the fresh simulation's).
 absl::Status ValidateCommand(const Command& command, const ClusterView& fresh,
                              const Simulator& fresh_simulator, const Options& options);
 
-// Emptiness after the delay keeps its still-valid subset (§2.8.4): the command with only the
-// candidates that are still empty candidates (not nominated) within the fresh budget, in order.
-// FailedPrecondition when none is left.
+// Emptiness after the delay keeps its still-valid subset, as upstream's does: the command with
+// only the candidates that are still empty candidates (not nominated) within the fresh budget, in
+// order. FailedPrecondition when none is left.
 absl::StatusOr<Command> ValidEmptinessSubset(const Command& command, const ClusterView& fresh,
                                              const Options& options);
 

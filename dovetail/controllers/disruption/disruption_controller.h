@@ -1,6 +1,6 @@
-// DisruptionController: voluntary disruption (reference §2.8.1): a singleton loop that finds
-// nodes to remove or replace (the pure decisions of disruption.h) and carries them out through the
-// orchestration queue (queue.h).
+// DisruptionController: voluntary disruption (docs/disruption.md, "The loop"): a singleton loop
+// that finds nodes to remove or replace (the pure decisions of disruption.h) and carries them out
+// through the orchestration queue (queue.h).
 //
 // Start():
 //   - waits for the cluster state (deps.cluster.Synced()) and its own informers (NodePools,

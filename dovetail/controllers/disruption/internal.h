@@ -51,7 +51,8 @@ bool SatisfiesMinValues(const std::vector<cloudprovider::InstanceTypePtr>& types
 void SetReplacementTypes(solver::NewNodeClaim& replacement,
                          std::vector<cloudprovider::InstanceTypePtr> types);
 
-// computeConsolidation (§2.8.7): a command, or nullopt with `*why` set when nothing is to be done.
+// Upstream's computeConsolidation: a command, or nullopt with `*why` set when nothing is to be
+// done.
 absl::StatusOr<std::optional<Command>> ComputeConsolidation(Method method,
                                                             std::span<const Candidate> candidates,
                                                             const Simulator& simulator,

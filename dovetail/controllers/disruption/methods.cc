@@ -1,5 +1,5 @@
-// The disruption methods (reference §2.8.4–2.8.9, §2.8.11): emptiness, drift, multi-node and
-// single-node consolidation, and the consolidation computation they share with validation.
+// The disruption methods (docs/disruption.md): emptiness, drift, multi-node and single-node
+// consolidation, and the consolidation computation they share with validation.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -266,7 +266,7 @@ std::string NoBudget(const Candidate& c, v1::DisruptionReason reason) {
                                                                  : "Underutilized");
 }
 
-// Per Balanced NodePool: the cost and disruption cost of all its nodes (§2.8.11).
+// Per Balanced NodePool: the cost and disruption cost of all its nodes.
 struct PoolTotals {
   double cost = 0;
   double disruption = 0;
@@ -313,7 +313,7 @@ class Balanced {
     }
   }
 
-  // One pool's verdict on a move (§2.8.11): `scored` when the pool is Balanced.
+  // One pool's verdict on a move: `scored` when the pool is Balanced.
   struct PoolScore {
     std::string pool;
     bool scored = false;

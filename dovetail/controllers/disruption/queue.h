@@ -1,5 +1,5 @@
-// The orchestration queue of voluntary disruption (reference §2.8.12): carries out the Commands
-// the DisruptionController decided, replacements first.
+// The orchestration queue of voluntary disruption (docs/disruption.md, "The orchestration
+// queue"): carries out the Commands the DisruptionController decided, replacements first.
 //
 // StartCommand (synchronous, on the caller's thread):
 //   1. refuses a command one of whose candidates is already held by the queue (AlreadyExists);
@@ -72,7 +72,7 @@
 
 namespace dovetail::controllers::disruption {
 
-// Event reasons of the queue (reference §3.4).
+// Event reasons of the queue, as upstream's orchestration queue names them.
 inline constexpr std::string_view kEventDisruptionLaunching = "DisruptionLaunching";
 inline constexpr std::string_view kEventDisruptionWaitingReadiness = "DisruptionWaitingReadiness";
 inline constexpr std::string_view kEventDisruptionTerminating = "DisruptionTerminating";
@@ -202,7 +202,7 @@ class KubeQueueWriter final : public QueueWriter {
 kube::ObjectReference NodeRef(const state::StateNode& node);
 kube::ObjectReference NodeClaimRef(const state::StateNode& node);
 
-// Crash recovery (reference §2.8.1): removes every karpenter.sh/disrupted taint and
+// Crash recovery (docs/disruption.md): removes every karpenter.sh/disrupted taint and
 // DisruptionReason condition from the StateNodes whose key is not in `held`, that are neither
 // being deleted nor marked for deletion and whose NodeClaim records no involuntary command
 // (involuntary_record.h: its controller resumes it) (a process killed between tainting and

@@ -1,5 +1,6 @@
-// The scheduling simulation of disruption (reference §2.8.5, §2.8.7): the solver's input built
-// once per view into a solver::Session, then one question per candidate set.
+// The scheduling simulation of disruption's drift and consolidation (docs/scheduling.md,
+// "Disruption simulations"): the solver's input built once per view into a solver::Session, then
+// one question per candidate set.
 #include <algorithm>
 #include <memory>
 #include <string>

@@ -1,4 +1,4 @@
-// Command validation after the delay (reference §2.8.10).
+// Command validation after the delay (docs/disruption.md, "Validation").
 #include <string>
 #include <vector>
 
