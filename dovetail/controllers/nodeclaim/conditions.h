@@ -16,7 +16,8 @@ inline constexpr std::string_view kConditionLaunched = "Launched";
 inline constexpr std::string_view kConditionRegistered = "Registered";
 inline constexpr std::string_view kConditionInitialized = "Initialized";
 inline constexpr std::string_view kConditionReady = apis::core::kConditionTypeReady;
-// Disruption conditions (not dependents of Ready; reference §2.6, §2.8, §2.9).
+// Disruption conditions (not dependents of Ready; docs/nodeclaim-lifecycle.md and
+// docs/disruption.md).
 // Consolidatable=True once consolidateAfter has passed since the last pod event (or since
 // initialization); removed when consolidateAfter is Never or the claim is not initialized.
 inline constexpr std::string_view kConditionConsolidatable = "Consolidatable";

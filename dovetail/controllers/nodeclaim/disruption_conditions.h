@@ -1,8 +1,7 @@
-// The decisions behind a NodeClaim's disruption conditions and its expiry (reference §2.6 "Pod
-// events", "Consolidatable condition", "Drifted condition", "Expiration"; §2.9 checks 1-3), as
-// pure functions over plain data. The controllers that read the objects, ask the cloud provider
-// and write the results are pod_events_controller.h, disruption_conditions_controller.h and
-// expiration_controller.h.
+// The decisions behind a NodeClaim's disruption conditions and its expiry
+// (docs/nodeclaim-lifecycle.md, "Disruption conditions and expiration"), as pure functions over
+// plain data. The controllers that read the objects, ask the cloud provider and write the results
+// are pod_events_controller.h, disruption_conditions_controller.h and expiration_controller.h.
 //
 //   - Pod events: a pod binding to a node, becoming terminal or terminating on it, or being
 //     removed from it stamps the node's NodeClaim with status.lastPodEventTime, at most once per

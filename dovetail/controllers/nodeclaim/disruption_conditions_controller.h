@@ -1,5 +1,5 @@
 // DisruptionConditionsController ("nodeclaim.disruption"): keeps the Consolidatable and Drifted
-// conditions of every NodeClaim of a NodePool (reference §2.6, §2.9; the decisions are
+// conditions of every NodeClaim of a NodePool (docs/nodeclaim-lifecycle.md; the decisions are
 // disruption_conditions.h). Standalone NodeClaims (no karpenter.sh/nodepool label), NodeClaims
 // being deleted and NodeClaims whose NodePool does not exist are left alone.
 //

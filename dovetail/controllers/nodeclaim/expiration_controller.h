@@ -1,5 +1,5 @@
 // ExpirationController ("nodeclaim.expiration"): deletes a NodeClaim once spec.expireAfter has
-// passed since its creation (reference §2.6 "Expiration"; EvaluateExpiration in
+// passed since its creation (docs/nodeclaim-lifecycle.md; EvaluateExpiration in
 // disruption_conditions.h). Expiry is forceful, as upstream since v1.0: no disruption budgets, no
 // replacement launched first; the NodeClaim's finalizer then drains and terminates the node
 // (where PDBs and do-not-disrupt only delay the drain, bounded by terminationGracePeriod).

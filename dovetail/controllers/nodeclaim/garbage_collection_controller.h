@@ -1,6 +1,5 @@
 // GarbageCollectionController ("nodeclaim.garbagecollection"): reconciles the cloud with the
-// NodeClaims in both directions, every `interval` (reference §2.6 "Core GC", reliability anchors
-// §1.4):
+// NodeClaims in both directions, every `interval` (docs/nodeclaim-lifecycle.md):
 //   - NodeClaims whose instance is gone: Registered=True, not being deleted, whose provider id
 //     is absent from CloudProvider::List (and Get confirms NodeClaimNotFound), and whose Node is
 //     missing or not Ready (a Ready kubelet beats an eventually consistent cloud API) => event

@@ -1,5 +1,5 @@
-// The decisions of the NodeClaim lifecycle (reference §2.6), as pure functions over the API
-// structs so that they are unit-tested without a cluster; LifecycleController
+// The decisions of the NodeClaim lifecycle (docs/nodeclaim-lifecycle.md), as pure functions
+// over the API structs so that they are unit-tested without a cluster; LifecycleController
 // (lifecycle_controller.h) reads the objects, calls these and writes the results.
 //   - MergeLaunched: what a successful CloudProvider::Create adds to the NodeClaim.
 //   - SyncNodeForRegistration: what registration writes onto the Node.

@@ -1,5 +1,5 @@
 // LifecycleController ("nodeclaim.lifecycle"): takes every NodeClaim from creation to Ready, as
-// upstream's nodeclaim lifecycle controller (reference §2.6, reliability anchors §1.5, §1.6).
+// upstream's nodeclaim lifecycle controller (docs/nodeclaim-lifecycle.md).
 // Keyed by NodeClaim name; triggered by the NodeClaim informer and by Node events (mapped to their
 // NodeClaim through cluster state by provider id). Each reconcile reads the NodeClaim from the API
 // server (never a stale cache) and, unless it is being deleted (the termination controller's job):

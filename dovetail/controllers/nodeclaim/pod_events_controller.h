@@ -1,7 +1,7 @@
 // PodEventsController ("nodeclaim.podevents"): stamps a NodeClaim with status.lastPodEventTime
 // when a pod binds to its node, becomes terminal or terminating there, or is deleted from it
-// (reference §2.6 "Pod events"; the predicate is IsPodEvent in disruption_conditions.h). The
-// Consolidatable condition counts consolidateAfter from that time.
+// (docs/nodeclaim-lifecycle.md, "Pod events"; the predicate is IsPodEvent in
+// disruption_conditions.h). The Consolidatable condition counts consolidateAfter from that time.
 // Pod informer handlers map the pod's node name to its NodeClaim through cluster state and enqueue
 // the NodeClaim's name; a reconcile reads the NodeClaim from the API server and, unless it was
 // stamped less than kPodEventDedupe ago, merge-patches lastPodEventTime = now (whole seconds) on

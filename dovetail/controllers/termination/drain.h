@@ -1,5 +1,5 @@
-// The drain decisions of node termination (reference §2.7, reliability anchors §1.7), as pure
-// functions over the pods on a node so that they are unit-tested without a cluster; the
+// The drain decisions of node termination (docs/termination.md, "Drain"), as pure functions
+// over the pods on a node so that they are unit-tested without a cluster; the
 // TerminationController (termination_controller.h) lists the pods, calls PlanDrain and carries
 // out the plan (force deletions, evictions through the Eviction API, events).
 //

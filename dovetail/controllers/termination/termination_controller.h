@@ -1,8 +1,7 @@
 // TerminationController ("node.termination", upstream's name): the karpenter.sh/termination
 // finalizer of NodeClaims and Nodes, as upstream's node termination controller and the finalize
-// step of its NodeClaim lifecycle controller (reference §2.7, §4; reliability anchors §1.7). The
-// lifecycle controller (controllers/nodeclaim) adds the finalizers and leaves deleting NodeClaims
-// to this controller.
+// step of its NodeClaim lifecycle controller (docs/termination.md). The lifecycle controller
+// (controllers/nodeclaim) adds the finalizers and leaves deleting NodeClaims to this controller.
 //
 // Keys: "node/<name>" and "nodeclaim/<name>", triggered by the Node, NodeClaim and Pod informers
 // (a pod change on a draining node wakes its node). Each reconcile reads the objects it acts on
