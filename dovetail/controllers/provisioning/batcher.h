@@ -1,7 +1,7 @@
-// Batcher: groups provisioning triggers (pod UIDs) into windows, as upstream's batcher does
-// (reference §2.2): a window opens with the first trigger and closes when no new distinct trigger
-// arrived for `idle` (BATCH_IDLE_DURATION, 1 s) or `max` (BATCH_MAX_DURATION, 10 s) has passed
-// since it opened. A trigger repeated within a window does not extend it.
+// Batcher: groups provisioning triggers (pod UIDs) into windows, as upstream's batcher does: a
+// window opens with the first trigger and closes when no new distinct trigger arrived for `idle`
+// (BATCH_IDLE_DURATION, 1 s) or `max` (BATCH_MAX_DURATION, 10 s) has passed since it opened. A
+// trigger repeated within a window does not extend it.
 //
 // Time comes from the injected Clock. TakeIfReady() is the non-blocking decision (tests drive it
 // with a FakeClock); Wait() blocks the provisioning thread until a window closes, waking on

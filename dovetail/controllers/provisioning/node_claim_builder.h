@@ -1,6 +1,6 @@
 // The two conversions at the edges of a provisioning pass: a NodePool into the solver's
-// PoolTemplate (upstream's NodeClaimTemplate, reference §2.3), and a planned NewNodeClaim back into
-// the NodeClaim object the provisioner creates (upstream's ToNodeClaim, §1.3 and §2.4.12).
+// PoolTemplate (upstream's NodeClaimTemplate), and a planned NewNodeClaim back into the NodeClaim
+// object the provisioner creates (upstream's ToNodeClaim; docs/provisioning.md, "The NodeClaim").
 //
 // The NodeClaim gets: generateName `<nodepool>-`; an owner reference to the NodePool
 // (blockOwnerDeletion); labels = template labels + karpenter.sh/nodepool + the node class label

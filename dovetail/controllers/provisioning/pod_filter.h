@@ -1,5 +1,5 @@
-// Which pods provisioning works for (reference §2.2): upstream's IsProvisionable on the pod
-// informer's compact PodInfo, and the "ignored pod" rules on the converted apis::core::Pod.
+// Which pods provisioning works for: upstream's IsProvisionable on the pod informer's compact
+// PodInfo, and the "ignored pod" rules on the converted apis::core::Pod.
 //
 // Provisionable: marked Unschedulable by the kube-scheduler (PodScheduled=False, reason
 // Unschedulable; other schedulers' reasons are not ours), no spec.nodeName, no
@@ -15,8 +15,8 @@
 // matchFields in a required term, and — silently — a `karpenter.sh/nodepool DoesNotExist`
 // requirement (the pod opts out of Karpenter).
 //
-// Reschedulable (upstream's pods of deleting nodes, §2.2 step 4): a pod bound to a node that is
-// marked for deletion or being deleted, which provisioning makes room for ahead of the drain: not
+// Reschedulable (upstream's pods of deleting nodes): a pod bound to a node that is marked for
+// deletion or being deleted, which provisioning makes room for ahead of the drain: not
 // Succeeded/Failed, not being deleted (StatefulSet pods count even then: their replacement keeps
 // the name), not a DaemonSet or mirror pod, and no karpenter.sh/do-not-disrupt in force ("true",
 // or a Go duration since the pod started that has not elapsed).

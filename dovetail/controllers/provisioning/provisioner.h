@@ -1,5 +1,5 @@
-// Provisioner: the provisioning controller (upstream's provisioner + pod trigger, reference
-// §2.2-2.4). Turns pods the kube-scheduler could not place into NodeClaims.
+// Provisioner: the provisioning controller (upstream's provisioner + pod trigger;
+// docs/provisioning.md). Turns pods the kube-scheduler could not place into NodeClaims.
 //
 // Trigger: handlers on the shared pod and node informers (registered in the constructor) trigger
 // the Batcher for every provisionable pod (pod_filter.h) and every node tainted
