@@ -5,7 +5,7 @@
 // cloudprovider::BuildCatalog (aws_catalog.h, upstream's formulas), so the static catalog and the
 // API catalog cannot drift apart.
 //
-// What the API adds over the static files (reference §2.5):
+// What the API adds over the static files (docs/aws-provider.md, "The catalog from the API"):
 //   - types: only hvm types with an x86_64 or arm64 architecture;
 //   - max pods: upstream's ENI-limited count, (ENIs on the default network card) x (IPv4
 //     addresses per ENI - 1) + 2; the row keeps both numbers, so that reserved ENIs

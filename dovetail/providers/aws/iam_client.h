@@ -1,7 +1,7 @@
-// IamClient: the IAM instance-profile calls of the EC2NodeClass `role` path (reference §2.14.3),
-// in the Query protocol (API 2010-05-08; global endpoint iam.amazonaws.com, requests signed for
-// us-east-1 — endpoints.h). Responses become plain structs; Query() is the untyped escape hatch
-// (tests create roles through it).
+// IamClient: the IAM instance-profile calls of the EC2NodeClass `role` path
+// (docs/aws-provider.md), in the Query protocol (API 2010-05-08; global endpoint
+// iam.amazonaws.com, requests signed for us-east-1 — endpoints.h). Responses become plain structs;
+// Query() is the untyped escape hatch (tests create roles through it).
 //
 // Also here, as pure functions: the managed instance profile's name, IAM path and tags as
 // upstream derives them, so a profile Dovetail creates is the one Karpenter would have created

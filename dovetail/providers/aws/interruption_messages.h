@@ -1,6 +1,6 @@
 // Interruption messages: the bodies of the SQS messages EventBridge rules deliver to the
-// interruption queue, parsed into typed values the interruption controller acts on (reference
-// §2.14.8). A message is recognised by its envelope (version "0", `source`, `detail-type`):
+// interruption queue, parsed into typed values the interruption controller acts on
+// (docs/aws.md). A message is recognised by its envelope (version "0", `source`, `detail-type`):
 //
 //   aws.ec2    "EC2 Spot Instance Interruption Warning"                kSpotInterruption
 //   aws.ec2    "EC2 Instance Rebalance Recommendation"                 kRebalanceRecommendation

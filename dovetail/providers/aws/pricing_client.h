@@ -1,8 +1,8 @@
 // PricingClient: on-demand EC2 prices from the AWS Price List Query API (GetProducts, AWS JSON 1.1:
 // POST /, X-Amz-Target: AWSPriceListService.GetProducts; the endpoint lives in us-east-1 for every
 // commercial region, endpoints.h). Upstream refreshes these every 12 h and keeps its compiled-in
-// static prices until a refresh succeeds (reference §2.14.6); FetchOnDemandPrices does the same
-// with the static table of ../shared/data/aws.
+// static prices until a refresh succeeds; FetchOnDemandPrices does the same with the static table
+// of ../shared/data/aws.
 //
 // The query is upstream's: ServiceCode AmazonEC2 with TERM_MATCH filters regionCode=<region>,
 // serviceCode=AmazonEC2, operatingSystem=Linux, preInstalledSw=NA, capacitystatus=Used,

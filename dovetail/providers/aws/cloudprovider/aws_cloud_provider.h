@@ -1,4 +1,4 @@
-// AwsCloudProvider: the CloudProvider on EC2 (reference §2.13, §2.14). Launches with CreateFleet
+// AwsCloudProvider: the CloudProvider on EC2 (docs/aws-provider.md). Launches with CreateFleet
 // (type instant, one instance) through content-addressed launch templates, finds and terminates
 // its instances by their ownership tags, serves the instance-type catalog from the EC2 API with
 // on-demand (Pricing API, static fallback) and spot (DescribeSpotPriceHistory) prices, and

@@ -1,4 +1,4 @@
-// Provider drift of a launched NodeClaim against its EC2NodeClass (reference §2.9 step 4), pure:
+// Provider drift of a launched NodeClaim against its EC2NodeClass (docs/aws-provider.md), pure:
 //   NodeClassDrift      the node class's karpenter.k8s.aws/ec2nodeclass-hash annotation differs
 //                       from the NodeClaim's copy (both present, same hash version);
 //   AMIDrift            the instance's image is not among the status.amis whose requirements

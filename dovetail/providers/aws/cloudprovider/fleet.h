@@ -1,4 +1,4 @@
-// The CreateFleet side of a launch (reference §2.13 steps 2-8), as pure functions: which instance
+// The CreateFleet side of a launch (docs/aws-provider.md), as pure functions: which instance
 // types and offerings a NodeClaim may launch, the subnet per zone, the fleet overrides, the
 // CreateFleet request and response, and what the fleet's errors mean (ICE-cache marks,
 // InsufficientCapacity vs CreateError).
@@ -38,7 +38,7 @@ struct LaunchPlan {
   std::vector<LaunchCandidate> candidates;  // cheapest first, at most kMaxInstanceTypes
 };
 
-// Filters `catalog` for `node_claim` (reference §2.13 steps 2-3): the type's requirements are
+// Filters `catalog` for `node_claim` (upstream's launch filters): the type's requirements are
 // compatible with the NodeClaim's, its allocatable fits spec.resources.requests, and it has an
 // available offering compatible with the requirements in one of `zones` (the zones of the node
 // class's subnets; empty: any) that the ICE cache does not hold. Capacity type: spot when allowed

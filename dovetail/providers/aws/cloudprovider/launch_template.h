@@ -1,4 +1,4 @@
-// Launch templates (reference §2.13 step 5, §1.5): the resolved parameters of one launch — AMI,
+// Launch templates (docs/aws-provider.md): the resolved parameters of one launch — AMI,
 // user data, block devices, IMDS options, security groups, instance profile, tags — and the
 // content-addressed template name karpenter.k8s.aws/<hash> under which they are created once and
 // reused. Also the tags every launched resource carries and the restricted-tag check.
@@ -58,11 +58,10 @@ QueryParams CreateLaunchTemplateParams(std::string_view name, const LaunchTempla
 // collection, its predecessor's instance. Upstream Karpenter ignores it.
 inline constexpr std::string_view kTagNodeClaimUid = "dovetail.sh/nodeclaim-uid";
 
-// The tags of a launch (reference §1.5 tags): the node class's spec.tags, then Name=<nodeclaim>
-// unless the user set Name, then the ownership tags kubernetes.io/cluster/<cluster>=owned,
-// karpenter.sh/nodepool, karpenter.sh/nodeclaim, karpenter.k8s.aws/ec2nodeclass,
-// eks:eks-cluster-name and, when `node_claim_uid` is set, dovetail.sh/nodeclaim-uid (these always
-// win).
+// The tags of a launch: the node class's spec.tags, then Name=<nodeclaim> unless the user set
+// Name, then the ownership tags kubernetes.io/cluster/<cluster>=owned, karpenter.sh/nodepool,
+// karpenter.sh/nodeclaim, karpenter.k8s.aws/ec2nodeclass, eks:eks-cluster-name and, when
+// `node_claim_uid` is set, dovetail.sh/nodeclaim-uid (these always win).
 std::map<std::string, std::string> LaunchTags(const std::map<std::string, std::string>& user_tags,
                                               std::string_view cluster_name,
                                               std::string_view node_pool,

@@ -1,4 +1,4 @@
-// User data per AMI family (reference §2.14.5): what a node runs at first boot to join the
+// User data per AMI family (docs/aws-provider.md): what a node runs at first boot to join the
 // cluster, merged with the EC2NodeClass's spec.userData (never replacing it).
 //
 //   AL2023        MIME multipart: the user's parts first (a MIME document keeps its parts; a

@@ -1,4 +1,4 @@
-// What the interruption controller does for one parsed interruption message (reference §2.14.8):
+// What the interruption controller does for one parsed interruption message (docs/aws.md):
 // a pure mapping from the message kind, the NodePool's opt-in and the time to actions, so that it
 // can be tested without SQS or an API server.
 //

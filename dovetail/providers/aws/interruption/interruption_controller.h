@@ -1,4 +1,4 @@
-// The interruption controller (reference §2.14.8): long-polls the SQS queue that EventBridge rules
+// The interruption controller (docs/aws.md): long-polls the SQS queue that EventBridge rules
 // feed (INTERRUPTION_QUEUE), parses every message (interruption_messages.h), finds the NodeClaims
 // of the instances it names through the cluster state (provider id aws:///<zone>/<instance-id>),
 // acts as actions.h says and then deletes the message.

@@ -1,4 +1,4 @@
-// EC2NodeClass status conditions (reference §1.5, §2.14.13): the dependents SubnetsReady,
+// EC2NodeClass status conditions (docs/aws-provider.md): the dependents SubnetsReady,
 // SecurityGroupsReady, AMIsReady, InstanceProfileReady and ValidationSucceeded, and the root
 // Ready, with operatorpkg's ConditionSet semantics (apis/core/condition_set.h).
 // Pure functions over plain data; thread-compatible.

@@ -1,4 +1,4 @@
-// InstanceProfiles: the instance profile of an EC2NodeClass (reference §2.14.3).
+// InstanceProfiles: the instance profile of an EC2NodeClass (docs/aws-provider.md).
 //  - spec.instanceProfile: used as is; Verify checks that it exists.
 //  - spec.role: a managed profile named, placed and tagged as upstream does (iam_client.h:
 //    InstanceProfileName with a fresh UUID suffix, InstanceProfilePath with the class's UID,

@@ -1,4 +1,4 @@
-// Launch template garbage collection for an EC2NodeClass (reference §2.13 step 5, §2.14.13).
+// Launch template garbage collection for an EC2NodeClass (docs/aws-provider.md).
 //
 // The AwsCloudProvider creates content-addressed launch templates karpenter.k8s.aws/<hash>, tagged
 // (launch_template.h LaunchTags) with eks:eks-cluster-name=<cluster>,

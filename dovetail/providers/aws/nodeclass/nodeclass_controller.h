@@ -1,5 +1,5 @@
 // NodeClassController ("nodeclass"): resolves every EC2NodeClass into its status, as upstream's
-// EC2NodeClass controller does (reference §1.5, §2.14.1–2.14.3, §2.14.13). Keyed by class name;
+// EC2NodeClass controller does (docs/aws-provider.md). Keyed by class name;
 // triggered by its own EC2NodeClass informer (creation, spec (generation), annotation, finalizer
 // and deletion changes; status writes alone do not trigger it), by NodeClaim deletions (a class
 // being deleted waits for its NodeClaims), and every `resolve_interval` (the controller sets the

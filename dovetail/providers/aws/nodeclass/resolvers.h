@@ -1,5 +1,5 @@
 // The EC2NodeClass selector terms turned into EC2/SSM queries, and the answers turned into the
-// class's status (reference §1.5, §2.14.1, §2.14.2). Two layers:
+// class's status (docs/aws-provider.md, "EC2NodeClass controller"). Two layers:
 //  - pure functions (no I/O, unit-tested on canned Describe* results): one DescribeQuery per term
 //    (terms are ORed, the fields of one term ANDed; a tag value "*" becomes a `tag-key` filter),
 //    the SSM parameter paths of an AMI alias per architecture and variant, the requirements of a
@@ -39,7 +39,7 @@ std::vector<DescribeQuery> SecurityGroupQueries(
 // ssmParameter terms are resolved through SSM first (see NodeClassResolver) and are skipped here.
 std::vector<DescribeQuery> ImageQueries(const std::vector<awsv1::AMISelectorTerm>& terms);
 
-// Capacity reservations (reference §2.14.4): id => `capacity-reservation-id`; ownerID =>
+// Capacity reservations, as upstream queries them: id => `capacity-reservation-id`; ownerID =>
 // `owner-id`; instanceMatchCriteria => `instance-match-criteria`; tags as for subnets; every query
 // also filters `state` = active.
 std::vector<DescribeQuery> CapacityReservationQueries(
