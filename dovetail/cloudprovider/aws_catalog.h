@@ -16,7 +16,7 @@
 // Malformed input (header, column count, number, boolean, duplicate row) gives InvalidArgument
 // naming `file:line` and the column.
 //
-// What BuildCatalog produces for a row, following upstream's AWS provider (reference §2.5):
+// What BuildCatalog produces for a row, following upstream's AWS instance type provider:
 //   capacity  cpu = vcpu; memory = (MiB - 64 on arm64) - ceil(p x that) MiB, p the VM memory
 //             overhead (upstream's VM_MEMORY_OVERHEAD_PERCENT, 0.075 by default); pods = the
 //             class's maxPods, else the ENI-limited count: max_pods, or with reserved ENIs

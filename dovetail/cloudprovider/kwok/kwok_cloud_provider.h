@@ -1,5 +1,5 @@
 // KwokCloudProvider: a CloudProvider whose "instances" are Node objects that the kwok controller
-// (kwok.x-k8s.io) keeps Ready and whose pods it "runs" (reference §3.6). Launching a NodeClaim
+// (kwok.x-k8s.io) keeps Ready and whose pods it "runs" (docs/state.md). Launching a NodeClaim
 // creates the Node a kubelet would register; terminating it deletes the Node. The default
 // provider of the demo and of the end-to-end tests; no cloud behind it.
 //

@@ -33,9 +33,9 @@
 //   up, so small nodes cost more per vCPU than big ones and prices are not linear in size.
 // Spot: the aws_catalog.h spot model (30-70% of on-demand, varying by type and zone).
 //
-// Labels: those of aws_catalog.h plus karpenter.kwok.sh/instance-{size,family,cpu,memory}
-// (reference §1.8) with the values of the AWS labels. Region "test-region" and zones
-// test-zone-a/b/c unless configured.
+// Labels: those of aws_catalog.h plus upstream's kwok labels
+// karpenter.kwok.sh/instance-{size,family,cpu,memory}, with the values of the AWS labels. Region
+// "test-region" and zones test-zone-a/b/c unless configured.
 #pragma once
 
 #include <string>
