@@ -1,7 +1,7 @@
 // Converts Karpenter objects of older API versions to karpenter.sh/v1 and karpenter.k8s.aws/v1 in
 // one hop (`dovetail convert`): v1alpha5 Provisioner and v1beta1 NodePool -> v1 NodePool,
 // v1alpha5 Machine -> v1 NodeClaim, v1alpha1 AWSNodeTemplate and v1beta1 EC2NodeClass -> v1
-// EC2NodeClass, following the rename maps of shared/reference/karpenter-behaviour.md §1.9 and
+// EC2NodeClass, following the rename maps of upstream's v1beta1 and v1 migration guides and
 // writing out the old implicit defaults so that the converted objects mean what the old ones
 // meant. The kubelet block of a pool moves to its node class; pools sharing a node class with
 // different kubelets get one copy of the class per distinct kubelet (see docs/convert.md).

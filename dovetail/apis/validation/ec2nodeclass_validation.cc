@@ -1,4 +1,4 @@
-// EC2NodeClass validation (karpenter.k8s.aws/v1), reference §1.5.
+// EC2NodeClass validation (karpenter.k8s.aws/v1), upstream's rules (see validation.h).
 
 #include <algorithm>
 #include <array>

@@ -1,9 +1,9 @@
 // Validation of Karpenter's API objects in C++: every rule the API server applies to a NodePool,
 // NodeClaim or EC2NodeClass through the CRD schema (types, enums, patterns, ranges, list and map
 // sizes) and its CEL rules, plus the checks Karpenter itself makes at runtime (a NodePool that
-// fails them is ValidationSucceeded=False). The rules are summarised in
-// shared/reference/karpenter-behaviour.md §1.1-1.5 and mirrored by charts/dovetail/crds; the
-// shared corpus test/testdata/validation keeps the three in step.
+// fails them is ValidationSucceeded=False). The rules are upstream's and are mirrored by
+// charts/dovetail/crds; the shared corpus test/testdata/validation keeps this code and the CRDs in
+// step.
 //
 // Two entry points:
 //  - Validate<Kind>(object) checks a typed object (as decoded by apis/core/codec.h) and returns
