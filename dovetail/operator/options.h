@@ -1,7 +1,7 @@
-// The controller's settings: upstream Karpenter's environment variables and flags (reference
-// section 3.1), so that a Helm values file or Deployment written for upstream configures Dovetail
-// the same way. Built from the environment first; command-line flags (dovetail/cli/controller.cc)
-// override. Value type; thread-compatible.
+// The controller's settings: upstream Karpenter's environment variables and flags
+// (docs/settings.md), so that a Helm values file or Deployment written for upstream configures
+// Dovetail the same way. Built from the environment first; command-line flags
+// (dovetail/cli/controller.cc) override. Value type; thread-compatible.
 #pragma once
 
 #include <functional>
@@ -21,8 +21,8 @@ struct Options {
   std::string cluster_name;            // CLUSTER_NAME
   std::string cloud_provider = "aws";  // DOVETAIL_CLOUD_PROVIDER: aws | kwok (fake Nodes)
   std::string kwok_catalog;            // DOVETAIL_KWOK_CATALOG: catalog directory; "" = synthetic
-  // aws only (reference §3.1; the AWS clients read AWS_REGION, AWS_ENDPOINT_URL*, credentials
-  // and IMDS settings from the environment themselves).
+  // aws only (docs/aws.md, "Settings"; the AWS clients read AWS_REGION, AWS_ENDPOINT_URL*,
+  // credentials and IMDS settings from the environment themselves).
   std::string cluster_endpoint;    // CLUSTER_ENDPOINT: the API endpoint nodes join
   std::string cluster_ca_bundle;   // CLUSTER_CA_BUNDLE: base64 CA for nodes
   std::string cluster_cidr;        // DOVETAIL_CLUSTER_CIDR: service CIDR (AL2023 user data)

@@ -3,10 +3,11 @@
 // key is normalised first (failure-domain.beta.kubernetes.io/zone -> topology.kubernetes.io/zone,
 // ...), so the set is always the conjunction of everything added to it.
 //
-// Compatible/Intersects implement Karpenter's matching rules (reference §1.1): a key that one side
-// does not define behaves like Exists; Compatible additionally requires the keys of `other` to be
-// defined here unless they are NotIn/DoesNotExist (or, when allowed, well-known labels).
-// Incompatibility is reported as FailedPrecondition with a message fit for a pod event.
+// Compatible/Intersects implement Karpenter's matching rules (upstream's Requirements in
+// pkg/scheduling): a key that one side does not define behaves like Exists; Compatible
+// additionally requires the keys of `other` to be defined here unless they are NotIn/DoesNotExist
+// (or, when allowed, well-known labels). Incompatibility is reported as FailedPrecondition with a
+// message fit for a pod event.
 //
 // The well-known / restricted key rules (labels.h) and requirement validation live here too.
 // Used by the scheduler, the NodePool/NodeClaim validation and drift. Value type (keys kept sorted

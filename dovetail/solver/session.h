@@ -1,7 +1,7 @@
 // Session: the solver prepared once for a cluster (existing nodes with their bound pods, NodePool
 // templates, DaemonSets, pending pods) and then asked many what-if questions of one shape: "if
 // these existing nodes were gone, where would their pods, and the pending pods, go?" — the
-// simulations of disruption (reference §2.8.7), one per candidate or candidate set.
+// simulations of disruption (docs/scheduling.md), one per candidate or candidate set.
 //
 // Contract: Simulate(removed, moved) returns exactly the Plan that
 //   Solve(input') returns, where input' is the base input with

@@ -1,5 +1,5 @@
-// Cluster: Dovetail's in-memory picture of the machines in the cluster (upstream's state.Cluster,
-// reference §2.1), kept from the Node, NodeClaim and Pod informers and read by provisioning and
+// Cluster: Dovetail's in-memory picture of the machines in the cluster (upstream's state.Cluster;
+// docs/state.md), kept from the Node, NodeClaim and Pod informers and read by provisioning and
 // disruption.
 //
 // What it keeps:

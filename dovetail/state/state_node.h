@@ -2,7 +2,7 @@
 // linked by provider id — plus the marks Dovetail keeps on it in memory (marked for deletion by a
 // disruption command, nominated for pending pods until a deadline). The accessors answer the
 // questions provisioning and disruption ask, with upstream's rules for machines that are still
-// coming up (reference §2.1):
+// coming up (docs/state.md):
 //   - Managed: it has a NodeClaim. Unmanaged nodes count as registered and initialized.
 //   - Registered / Initialized: the Node carries karpenter.sh/registered=true /
 //     karpenter.sh/initialized=true.
