@@ -39,6 +39,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/integration/aws/no_cloud.h"
+#include "test/integration/kube/crds.h"
 #include "test/integration/kube/test_env.h"
 
 namespace dovetail::providers::aws::interruption {
@@ -51,18 +52,6 @@ constexpr char kHoldFinalizer[] = "dovetail.sh/instance-status-test";
 constexpr char kSecondPageToken[] = "AAEAAWQ2ZWQ5ZTItYjU5Ny00NmE4LWI0MDItMjA5YjJkMTc0ZTg2";
 
 using ::dovetail::testing::NoCloud;
-
-void InstallCrds(kube::Client& client) {
-  const char* bin = std::getenv("DOVETAIL_K8S_BIN");
-  ASSERT_NE(bin, nullptr) << "DOVETAIL_K8S_BIN is not set (run under ctest)";
-  const std::string command =
-      absl::StrCat(bin, "/kubectl apply --server-side --force-conflicts ",
-                   "--field-manager=dovetail-instance-status-test -f ", DOVETAIL_SOURCE_DIR,
-                   "/charts/dovetail/crds > /dev/null");
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  ASSERT_TRUE(WaitFor([&] { return client.List(kube::resources::kNodeClaims, "").ok(); }))
-      << "NodeClaims are not served";
-}
 
 std::map<std::string, std::string> ParseForm(const std::string& body) {
   std::map<std::string, std::string> out;
@@ -212,7 +201,7 @@ class InstanceStatusIntegrationTest : public ::testing::Test {
     rest_ = kube::testing::NewRestClient(kube::testing::KubeconfigFromEnv());
     ASSERT_NE(rest_, nullptr);
     client_ = std::make_unique<kube::Client>(*rest_);
-    InstallCrds(*client_);
+    kube::testing::InstallCrds(*client_, DOVETAIL_SOURCE_DIR, "dovetail-instance-status-test");
     events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
     informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
     deps_ = std::make_unique<controllers::Dependencies>(controllers::Dependencies{

@@ -35,6 +35,7 @@
 #include "nlohmann/json.hpp"
 #include "test/integration/aws/moto_env.h"
 #include "test/integration/aws/no_cloud.h"
+#include "test/integration/kube/crds.h"
 #include "test/integration/kube/test_env.h"
 
 namespace dovetail::providers::aws::interruption {
@@ -44,18 +45,6 @@ using kube::testing::UniqueName;
 using kube::testing::WaitFor;
 
 using ::dovetail::testing::NoCloud;
-
-void InstallCrds(kube::Client& client) {
-  const char* bin = std::getenv("DOVETAIL_K8S_BIN");
-  ASSERT_NE(bin, nullptr) << "DOVETAIL_K8S_BIN is not set (run under ctest)";
-  const std::string command =
-      absl::StrCat(bin, "/kubectl apply --server-side --force-conflicts ",
-                   "--field-manager=dovetail-interruption-test -f ", DOVETAIL_SOURCE_DIR,
-                   "/charts/dovetail/crds > /dev/null");
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  ASSERT_TRUE(WaitFor([&] { return client.List(kube::resources::kNodeClaims, "").ok(); }))
-      << "NodeClaims are not served";
-}
 
 using controllers::disruption::ReplaceRequest;
 using controllers::disruption::ReplaceResult;
@@ -199,7 +188,7 @@ class InterruptionIntegrationTest : public ::testing::Test {
     rest_ = kube::testing::NewRestClient(kube::testing::KubeconfigFromEnv());
     ASSERT_NE(rest_, nullptr);
     client_ = std::make_unique<kube::Client>(*rest_);
-    InstallCrds(*client_);
+    kube::testing::InstallCrds(*client_, DOVETAIL_SOURCE_DIR, "dovetail-interruption-test");
     events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
     informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
     deps_ = std::make_unique<controllers::Dependencies>(controllers::Dependencies{

@@ -43,6 +43,7 @@
 #include "nlohmann/json.hpp"
 #include "test/integration/aws/moto_env.h"
 #include "test/integration/aws/no_cloud.h"
+#include "test/integration/kube/crds.h"
 #include "test/integration/kube/test_env.h"
 
 namespace dovetail::providers::aws::nodeclass {
@@ -57,18 +58,6 @@ constexpr char kSsmPrefix[] = "/dovetail-it";
 constexpr char kK8sVersion[] = "1.34";
 
 using ::dovetail::testing::NoCloud;
-
-void InstallCrds(kube::Client& client) {
-  const char* bin = std::getenv("DOVETAIL_K8S_BIN");
-  ASSERT_NE(bin, nullptr) << "DOVETAIL_K8S_BIN is not set (run under ctest)";
-  const std::string command =
-      absl::StrCat(bin, "/kubectl apply --server-side --force-conflicts ",
-                   "--field-manager=dovetail-nodeclass-test -f ", DOVETAIL_SOURCE_DIR,
-                   "/charts/dovetail/crds > /dev/null");
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  ASSERT_TRUE(WaitFor([&] { return client.List(kube::resources::kEC2NodeClasses, "").ok(); }))
-      << "EC2NodeClasses are not served";
-}
 
 const core::Condition* FindCondition(const awsv1::EC2NodeClass& c, std::string_view type) {
   for (const auto& cond : c.status.conditions) {
@@ -98,7 +87,9 @@ class NodeClassIntegrationTest : public ::testing::Test {
     rest_ = kube::testing::NewRestClient(kube::testing::KubeconfigFromEnv());
     ASSERT_NE(rest_, nullptr);
     client_ = std::make_unique<kube::Client>(*rest_);
-    InstallCrds(*client_);
+    kube::testing::InstallCrds(*client_, DOVETAIL_SOURCE_DIR, "dovetail-nodeclass-test");
+    ASSERT_TRUE(WaitFor([&] { return client_->List(kube::resources::kEC2NodeClasses, "").ok(); }))
+        << "EC2NodeClasses are not served";
     events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
     informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
     deps_ = std::make_unique<controllers::Dependencies>(

@@ -35,6 +35,7 @@
 #include "dovetail/state/cluster_informers.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "test/integration/kube/crds.h"
 #include "test/integration/kube/fault_proxy.h"
 #include "test/integration/kube/test_env.h"
 
@@ -45,17 +46,6 @@ using kube::testing::UniqueName;
 using kube::testing::WaitFor;
 using nlohmann::json;
 namespace v1 = apis::v1;
-
-void InstallCrds(kube::Client& client) {
-  const char* bin = std::getenv("DOVETAIL_K8S_BIN");
-  ASSERT_NE(bin, nullptr) << "DOVETAIL_K8S_BIN is not set (run under ctest)";
-  const std::string command =
-      absl::StrCat(bin, "/kubectl apply --server-side --force-conflicts ",
-                   "--field-manager=dovetail-disruption-test -f ", DOVETAIL_SOURCE_DIR,
-                   "/charts/dovetail/crds > /dev/null");
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  ASSERT_TRUE(WaitFor([&] { return client.List(kube::resources::kNodeClaims, "").ok(); }));
-}
 
 json NodePoolJson(const std::string& name) {
   return {{"apiVersion", "karpenter.sh/v1"},
@@ -77,7 +67,7 @@ class QueueIntegrationTest : public ::testing::Test {
     rest_ = kube::testing::NewRestClient(kube::testing::KubeconfigFromEnv());
     ASSERT_NE(rest_, nullptr);
     client_ = std::make_unique<kube::Client>(*rest_);
-    InstallCrds(*client_);
+    kube::testing::InstallCrds(*client_, DOVETAIL_SOURCE_DIR, "dovetail-disruption-test");
     events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
     informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
     writer_ = std::make_unique<KubeQueueWriter>(*client_, *events_, clock_);

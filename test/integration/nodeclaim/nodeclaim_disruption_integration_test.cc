@@ -48,6 +48,7 @@
 #include "dovetail/state/cluster_informers.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "test/integration/kube/crds.h"
 #include "test/integration/kube/test_env.h"
 
 namespace dovetail::controllers::nodeclaim {
@@ -57,18 +58,6 @@ using kube::testing::UniqueName;
 using kube::testing::WaitFor;
 namespace core = apis::core;
 namespace v1 = apis::v1;
-
-void InstallCrds(kube::Client& client) {
-  const char* bin = std::getenv("DOVETAIL_K8S_BIN");
-  ASSERT_NE(bin, nullptr) << "DOVETAIL_K8S_BIN is not set (run under ctest)";
-  const std::string command =
-      absl::StrCat(bin, "/kubectl apply --server-side --force-conflicts ",
-                   "--field-manager=dovetail-nodeclaim-test -f ", DOVETAIL_SOURCE_DIR,
-                   "/charts/dovetail/crds > /dev/null");
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  ASSERT_TRUE(WaitFor([&] { return client.List(kube::resources::kNodeClaims, "").ok(); }))
-      << "NodeClaims are not served";
-}
 
 std::string Rfc3339(absl::Time t) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
@@ -98,7 +87,7 @@ class NodeClaimDisruptionIntegrationTest : public ::testing::Test {
     rest_ = kube::testing::NewRestClient(kube::testing::KubeconfigFromEnv());
     ASSERT_NE(rest_, nullptr);
     client_ = std::make_unique<kube::Client>(*rest_);
-    InstallCrds(*client_);
+    kube::testing::InstallCrds(*client_, DOVETAIL_SOURCE_DIR, "dovetail-nodeclaim-test");
     clock_.Set(absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now())));
 
     auto catalog = cloudprovider::kwok::SyntheticCatalog();

@@ -36,6 +36,7 @@
 #include "dovetail/state/state_test_util.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "test/integration/kube/crds.h"
 #include "test/integration/kube/fault_proxy.h"
 #include "test/integration/kube/test_env.h"
 
@@ -47,18 +48,6 @@ using kube::testing::WaitFor;
 namespace v1 = apis::v1;
 
 constexpr char kUndecodablePod[] = "undecodable-pod";
-
-void InstallCrds(kube::Client& client) {
-  const char* bin = std::getenv("DOVETAIL_K8S_BIN");
-  ASSERT_NE(bin, nullptr) << "DOVETAIL_K8S_BIN is not set (run under ctest)";
-  const std::string command =
-      absl::StrCat(bin, "/kubectl apply --server-side --force-conflicts ",
-                   "--field-manager=dovetail-provisioning-test -f ", DOVETAIL_SOURCE_DIR,
-                   "/charts/dovetail/crds > /dev/null");
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  ASSERT_TRUE(WaitFor([&] { return client.List(kube::resources::kNodePools, "").ok(); }))
-      << "NodePools are not served";
-}
 
 nlohmann::json ToJson(const ResourceList& list) {
   nlohmann::json out = nlohmann::json::object();
@@ -94,7 +83,7 @@ class ProvisioningIntegrationTest : public ::testing::Test {
     rest_ = kube::testing::NewRestClient(kube::testing::KubeconfigFromEnv());
     ASSERT_NE(rest_, nullptr);
     client_ = std::make_unique<kube::Client>(*rest_);
-    InstallCrds(*client_);
+    kube::testing::InstallCrds(*client_, DOVETAIL_SOURCE_DIR, "dovetail-provisioning-test");
     ns_ = UniqueName("prov-it");
     kube::testing::CreateNamespace(*client_, ns_);
 

@@ -19,6 +19,7 @@
 #include "dovetail/state/snapshot.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "test/integration/kube/crds.h"
 #include "test/integration/kube/test_env.h"
 
 namespace dovetail::state {
@@ -34,18 +35,6 @@ int64_t Milli(const ResourceList& list, const std::string& name) {
 
 // Installs the CRDs from charts/dovetail/crds (server-side apply, as crd_validation_test does)
 // and waits until NodeClaims are served.
-void InstallCrds(kube::Client& client) {
-  const char* bin = std::getenv("DOVETAIL_K8S_BIN");
-  ASSERT_NE(bin, nullptr) << "DOVETAIL_K8S_BIN is not set (run under ctest)";
-  const std::string command =
-      absl::StrCat(bin, "/kubectl apply --server-side --force-conflicts ",
-                   "--field-manager=dovetail-state-test -f ", DOVETAIL_SOURCE_DIR,
-                   "/charts/dovetail/crds > /dev/null");
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  ASSERT_TRUE(WaitFor([&] { return client.List(kube::resources::kNodeClaims, "").ok(); }))
-      << "NodeClaims are not served";
-}
-
 nlohmann::json NodeClaimJson(const std::string& name) {
   return {{"apiVersion", "karpenter.sh/v1"},
           {"kind", "NodeClaim"},
@@ -81,7 +70,7 @@ class StateIntegrationTest : public ::testing::Test {
     rest_ = kube::testing::NewRestClient(kube::testing::KubeconfigFromEnv());
     ASSERT_NE(rest_, nullptr);
     client_ = std::make_unique<kube::Client>(*rest_);
-    InstallCrds(*client_);
+    kube::testing::InstallCrds(*client_, DOVETAIL_SOURCE_DIR, "dovetail-state-test");
     ns_ = UniqueName("state-it");
     kube::testing::CreateNamespace(*client_, ns_);
     informers_ = std::make_unique<ClusterInformers>(*client_, cluster_);
