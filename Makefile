@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build release dovetail-release image k8s test test-tsan thread-safety fuzz-build fuzz test-unit test-integration test-e2e test-repeat demo bench bench-e2e bench-upstream bench-compare format lint clean
+.PHONY: all deps build release dovetail-release image k8s test test-tsan thread-safety fuzz-build fuzz test-unit test-integration test-e2e test-repeat demo bench bench-e2e bench-upstream bench-compare format format-check lint clean
 
 all: build
 
@@ -41,7 +41,7 @@ k8s:
 # fuzzer of the fuzz build (fuzz_smoke). The Kubernetes binaries build alongside the C++
 # (scripts/with-k8s). On failure, the failed tests' failure lines are printed last
 # (scripts/ctest-failure-digest).
-test: deps
+test: deps format-check
 	@scripts/with-k8s $(MAKE) --no-print-directory build image fuzz-build
 	@ctest --preset dev -j $(JOBS) || { scripts/ctest-failure-digest build/dev; exit 1; }
 
@@ -126,6 +126,10 @@ bench-compare: dovetail-release k8s
 
 format:
 	@git ls-files '*.h' '*.cc' | xargs clang-format -i
+
+# Every C++ file as clang-format (.clang-format) writes it; part of `make test`.
+format-check:
+	@git ls-files '*.h' '*.cc' | xargs clang-format --dry-run --Werror
 
 lint: build
 	@git ls-files 'dovetail/*.cc' | xargs clang-tidy -p build/dev --quiet
