@@ -3,7 +3,8 @@
 // and offerings. The AWS provider uses it for its static catalog and the kwok provider for
 // `--catalog PATH`; kwok's synthetic generator writes the same format.
 //
-// Files (format in ../shared/data/aws/README.md; a catalog directory holds them by these names):
+// Files (the columns of the first two are described in data/aws/README.md; a catalog directory
+// holds them by these names):
 //   instance-types.csv    one row per type: labels, raw vCPU/memory, max pods, extended resources,
 //                         and upstream's allocatable for AL2023 (informational; never read back
 //                         into the InstanceType, which computes its own).

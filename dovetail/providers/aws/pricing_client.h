@@ -2,7 +2,8 @@
 // POST /, X-Amz-Target: AWSPriceListService.GetProducts; the endpoint lives in us-east-1 for every
 // commercial region, endpoints.h). Upstream refreshes these every 12 h and keeps its compiled-in
 // static prices until a refresh succeeds; FetchOnDemandPrices does the same with the static table
-// of ../shared/data/aws.
+// it is given (the copy of data/aws compiled in, cloudprovider/aws_static_data.h, or the directory
+// DOVETAIL_AWS_CATALOG names).
 //
 // The query is upstream's: ServiceCode AmazonEC2 with TERM_MATCH filters regionCode=<region>,
 // serviceCode=AmazonEC2, operatingSystem=Linux, preInstalledSw=NA, capacitystatus=Used,
