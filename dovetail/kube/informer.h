@@ -22,7 +22,7 @@
 //        (which sweeps it).
 //  - An optional resync period re-delivers every cached object as an update.
 //  - HasSynced()/WaitForSync() open once the first complete list is in the cache: controllers
-//    must not act before (reliability anchor "no decisions while not synced").
+//    must not act before (upstream's provisioning and disruption wait for a synced cluster state).
 // Objects are decoded from the wire with simdjson On-Demand by a Codec:
 //   struct Codec {
 //     using Object = ...;
