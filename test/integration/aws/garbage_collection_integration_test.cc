@@ -35,8 +35,7 @@
 #include "dovetail/state/cluster_informers.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "test/integration/aws/moto_env.h"
-#include "test/integration/aws/moto_provider.h"
+#include "test/integration/aws/moto_cluster_test.h"
 #include "test/integration/kube/crds.h"
 #include "test/integration/kube/test_env.h"
 
@@ -52,35 +51,17 @@ using kube::testing::WaitFor;
 
 constexpr char kCluster[] = "moto-gc";
 
-class GarbageCollectionIntegrationTest : public ::testing::Test {
+class GarbageCollectionIntegrationTest : public testing::MotoClusterTest {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(testing::MotoEndpoint().empty()) << "DOVETAIL_MOTO_DIR/endpoint missing";
-    clock_.Set(absl::Now());
-    aws_ = testing::MotoClient(kEc2, transport_, &credentials_, clock_);
-    ec2_ = std::make_unique<Ec2Client>(*aws_);
-    testing::SetUpMotoNodeClass(*ec2_, "10.60", UniqueName("gc"), node_class_);
+    SetUpMotoCluster("10.60", kCluster, "dovetail-gc-test");
     if (HasFatalFailure()) return;
-
-    cloud_ = testing::MotoCloudProvider(*ec2_, ice_, clock_, &node_class_, kCluster,
-                                        DOVETAIL_AWS_DATA_DIR);
-    ASSERT_NE(cloud_, nullptr);
-
-    rest_ = kube::testing::NewRestClient(kube::testing::KubeconfigFromEnv());
-    ASSERT_NE(rest_, nullptr);
-    client_ = std::make_unique<kube::Client>(*rest_);
-    kube::testing::InstallCrds(*client_, DOVETAIL_SOURCE_DIR, "dovetail-gc-test");
-    events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
-    informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
-    deps_ = std::make_unique<controllers::Dependencies>(
-        controllers::Dependencies{*client_, cluster_, *informers_, *cloud_, clock_, *events_});
     gc_ = std::make_unique<GarbageCollectionController>(*deps_);  // the default 30 s grace
-    informers_->Start();
-    ASSERT_TRUE(informers_->WaitForSync(absl::Now() + absl::Seconds(60)));
+    StartInformers();
   }
 
   void TearDown() override {
-    if (informers_ != nullptr) informers_->Stop();
+    StopInformers();
     if (client_ == nullptr) return;
     for (const std::string& name : claims_) {
       (void)client_->Delete(kube::resources::kNodeClaims, "", name);
@@ -183,22 +164,6 @@ class GarbageCollectionIntegrationTest : public ::testing::Test {
         << provider_id << " still live after TerminateInstances";
   }
 
-  FakeClock clock_;
-  HttpTransport transport_;
-  StaticCredentialsProvider credentials_{
-      AwsCredentials{.access_key_id = "A", .secret_access_key = "S"}};
-  std::unique_ptr<AwsClient> aws_;
-  std::unique_ptr<Ec2Client> ec2_;
-  UnavailableOfferings ice_{clock_};
-  awsv1::EC2NodeClass node_class_;
-  std::unique_ptr<AwsCloudProvider> cloud_;
-
-  std::unique_ptr<kube::RestClient> rest_;
-  std::unique_ptr<kube::Client> client_;
-  state::Cluster cluster_{clock_};
-  std::unique_ptr<kube::EventRecorder> events_;
-  std::unique_ptr<state::ClusterInformers> informers_;
-  std::unique_ptr<controllers::Dependencies> deps_;
   std::unique_ptr<GarbageCollectionController> gc_;
   std::vector<std::string> claims_, nodes_;
 };

@@ -40,8 +40,7 @@
 #include "dovetail/state/cluster_informers.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "test/integration/aws/moto_env.h"
-#include "test/integration/aws/moto_provider.h"
+#include "test/integration/aws/moto_cluster_test.h"
 #include "test/integration/kube/block_node_registration.h"
 #include "test/integration/kube/crds.h"
 #include "test/integration/kube/test_env.h"
@@ -59,27 +58,11 @@ constexpr char kCluster[] = "moto-registration";
 constexpr absl::Duration kTimeout = absl::Seconds(90);
 constexpr absl::Duration kPoll = absl::Milliseconds(200);
 
-class RegistrationFailureIntegrationTest : public ::testing::Test {
+class RegistrationFailureIntegrationTest : public testing::MotoClusterTest {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(testing::MotoEndpoint().empty()) << "DOVETAIL_MOTO_DIR/endpoint missing";
-    clock_.Set(absl::Now());
-    aws_ = testing::MotoClient(kEc2, transport_, &credentials_, clock_);
-    ec2_ = std::make_unique<Ec2Client>(*aws_);
-    testing::SetUpMotoNodeClass(*ec2_, "10.61", UniqueName("registration"), node_class_);
+    SetUpMotoCluster("10.61", kCluster, "dovetail-registration-test");
     if (HasFatalFailure()) return;
-    cloud_ = testing::MotoCloudProvider(*ec2_, ice_, clock_, &node_class_, kCluster,
-                                        DOVETAIL_AWS_DATA_DIR);
-    ASSERT_NE(cloud_, nullptr);
-
-    rest_ = kube::testing::NewRestClient(kube::testing::KubeconfigFromEnv());
-    ASSERT_NE(rest_, nullptr);
-    client_ = std::make_unique<kube::Client>(*rest_);
-    kube::testing::InstallCrds(*client_, DOVETAIL_SOURCE_DIR, "dovetail-registration-test");
-    events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
-    informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
-    deps_ = std::make_unique<controllers::Dependencies>(
-        controllers::Dependencies{*client_, cluster_, *informers_, *cloud_, clock_, *events_});
     // Upstream's timeouts; the fake clock crosses them. Real-time polls keep the test short.
     lifecycle_ = std::make_unique<controllers::nodeclaim::LifecycleController>(
         *deps_,
@@ -89,15 +72,14 @@ class RegistrationFailureIntegrationTest : public ::testing::Test {
                     .workers = 2, .instance_interval = absl::Seconds(1)});
     status_ = std::make_unique<controllers::nodepool::StatusController>(
         *deps_, controllers::nodepool::StatusOptions{.period = absl::Seconds(1)});
-    informers_->Start();
-    ASSERT_TRUE(informers_->WaitForSync(absl::Now() + absl::Seconds(60)));
+    StartInformers();
   }
 
   void TearDown() override {
     if (status_ != nullptr) status_->Stop();
     if (termination_ != nullptr) termination_->Stop();
     if (lifecycle_ != nullptr) lifecycle_->Stop();
-    if (informers_ != nullptr) informers_->Stop();
+    StopInformers();
     if (client_ == nullptr) return;
     for (const std::string& name : claims_) {
       (void)kube::RemoveFinalizer(*client_, kube::resources::kNodeClaims, "", name,
@@ -226,22 +208,6 @@ class RegistrationFailureIntegrationTest : public ::testing::Test {
     return provider_id;
   }
 
-  FakeClock clock_;
-  HttpTransport transport_;
-  StaticCredentialsProvider credentials_{
-      AwsCredentials{.access_key_id = "A", .secret_access_key = "S"}};
-  std::unique_ptr<AwsClient> aws_;
-  std::unique_ptr<Ec2Client> ec2_;
-  UnavailableOfferings ice_{clock_};
-  apis::aws::v1::EC2NodeClass node_class_;
-  std::unique_ptr<AwsCloudProvider> cloud_;
-
-  std::unique_ptr<kube::RestClient> rest_;
-  std::unique_ptr<kube::Client> client_;
-  state::Cluster cluster_{clock_};
-  std::unique_ptr<kube::EventRecorder> events_;
-  std::unique_ptr<state::ClusterInformers> informers_;
-  std::unique_ptr<controllers::Dependencies> deps_;
   std::unique_ptr<controllers::nodeclaim::LifecycleController> lifecycle_;
   std::unique_ptr<controllers::termination::TerminationController> termination_;
   std::unique_ptr<controllers::nodepool::StatusController> status_;
