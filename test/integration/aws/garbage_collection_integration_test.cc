@@ -72,18 +72,7 @@ class GarbageCollectionIntegrationTest : public testing::MotoClusterTest {
   // Creates NodeClaim `name` in the API server (no status) and returns it as stored, its UID
   // included.
   v1::NodeClaim CreateClaim(const std::string& name) {
-    const nlohmann::json body = {
-        {"apiVersion", "karpenter.sh/v1"},
-        {"kind", "NodeClaim"},
-        {"metadata", {{"name", name}, {"labels", {{"karpenter.sh/nodepool", "gc-it"}}}}},
-        {"spec",
-         {{"requirements",
-           {{{"key", "karpenter.sh/capacity-type"}, {"operator", "In"}, {"values", {"on-demand"}}},
-            {{"key", "node.kubernetes.io/instance-type"},
-             {"operator", "In"},
-             {"values", {"m5.large"}}}}},
-          {"nodeClassRef",
-           {{"group", "karpenter.k8s.aws"}, {"kind", "EC2NodeClass"}, {"name", "default"}}}}}};
+    const nlohmann::json body = M5NodeClaim(name, "gc-it");
     auto created = client_->Create(kube::resources::kNodeClaims, "", body.dump());
     EXPECT_TRUE(created.ok()) << created.status();
     claims_.push_back(name);

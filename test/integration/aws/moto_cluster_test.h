@@ -24,6 +24,7 @@
 #include "dovetail/state/cluster.h"
 #include "dovetail/state/cluster_informers.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "test/integration/aws/moto_env.h"
 #include "test/integration/aws/moto_provider.h"
 #include "test/integration/kube/crds.h"
@@ -53,6 +54,23 @@ class MotoClusterTest : public ::testing::Test {
     informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
     deps_ = std::make_unique<controllers::Dependencies>(
         controllers::Dependencies{*client_, cluster_, *informers_, *cloud_, clock_, *events_});
+  }
+
+  // A NodeClaim of NodePool `pool` for one on-demand m5.large of the EC2NodeClass "default", as
+  // JSON to create (the caller adds labels or owner references).
+  static nlohmann::json M5NodeClaim(const std::string& name, const std::string& pool) {
+    return {
+        {"apiVersion", "karpenter.sh/v1"},
+        {"kind", "NodeClaim"},
+        {"metadata", {{"name", name}, {"labels", {{"karpenter.sh/nodepool", pool}}}}},
+        {"spec",
+         {{"requirements",
+           {{{"key", "karpenter.sh/capacity-type"}, {"operator", "In"}, {"values", {"on-demand"}}},
+            {{"key", "node.kubernetes.io/instance-type"},
+             {"operator", "In"},
+             {"values", {"m5.large"}}}}},
+          {"nodeClassRef",
+           {{"group", "karpenter.k8s.aws"}, {"kind", "EC2NodeClass"}, {"name", "default"}}}}}};
   }
 
   void StartInformers() {

@@ -118,26 +118,13 @@ class RegistrationFailureIntegrationTest : public testing::MotoClusterTest {
   // reference to the pool.
   std::string CreateClaim() {
     const std::string name = UniqueName(pool_);
-    const nlohmann::json body = {
-        {"apiVersion", "karpenter.sh/v1"},
-        {"kind", "NodeClaim"},
-        {"metadata",
-         {{"name", name},
-          {"labels", {{"karpenter.sh/nodepool", pool_}, {"registration", "fail"}}},
-          {"ownerReferences",
-           {{{"apiVersion", "karpenter.sh/v1"},
-             {"kind", "NodePool"},
-             {"name", pool_},
-             {"uid", pool_uid_},
-             {"blockOwnerDeletion", true}}}}}},
-        {"spec",
-         {{"requirements",
-           {{{"key", "karpenter.sh/capacity-type"}, {"operator", "In"}, {"values", {"on-demand"}}},
-            {{"key", "node.kubernetes.io/instance-type"},
-             {"operator", "In"},
-             {"values", {"m5.large"}}}}},
-          {"nodeClassRef",
-           {{"group", "karpenter.k8s.aws"}, {"kind", "EC2NodeClass"}, {"name", "default"}}}}}};
+    nlohmann::json body = M5NodeClaim(name, pool_);
+    body["metadata"]["labels"]["registration"] = "fail";
+    body["metadata"]["ownerReferences"] = {{{"apiVersion", "karpenter.sh/v1"},
+                                            {"kind", "NodePool"},
+                                            {"name", pool_},
+                                            {"uid", pool_uid_},
+                                            {"blockOwnerDeletion", true}}};
     auto created = client_->Create(kube::resources::kNodeClaims, "", body.dump());
     EXPECT_TRUE(created.ok()) << created.status();
     claims_.push_back(name);
