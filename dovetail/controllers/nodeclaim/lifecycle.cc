@@ -188,4 +188,22 @@ LivenessVerdict CheckLiveness(const v1::NodeClaim& node_claim, absl::Time now,
   return verdict;
 }
 
+std::string OwningNodePoolUid(const v1::NodeClaim& node_claim) {
+  auto label = node_claim.metadata.labels.find(v1::kNodePoolLabelKey);
+  if (label == node_claim.metadata.labels.end()) return {};
+  for (const core::OwnerReference& owner : node_claim.metadata.owner_references) {
+    if (owner.kind == "NodePool" && owner.name == label->second) return owner.uid;
+  }
+  return {};
+}
+
+Failure LivenessFailure(const v1::NodeClaim& node_claim) {
+  const core::Condition* launched =
+      v1::FindCondition(node_claim.status.conditions, kConditionLaunched);
+  if (launched == nullptr || launched->status == core::ConditionStatus::kTrue) {
+    return {"RegistrationFailed", "Failed to register node"};
+  }
+  return {launched->reason, launched->message};
+}
+
 }  // namespace dovetail::controllers::nodeclaim

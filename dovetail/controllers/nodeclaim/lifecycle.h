@@ -5,6 +5,8 @@
 //   - SyncNodeForRegistration: what registration writes onto the Node.
 //   - CheckInitialization: whether a registered NodeClaim's Node is initialized, and why not.
 //   - CheckLiveness: whether a NodeClaim missed its launch or registration deadline.
+//   - OwningNodePoolUid, LivenessFailure: which NodePool a NodeClaim's outcome counts for, and
+//     why a NodeClaim deleted by liveness failed (state/registration_health.h).
 // Thread-compatible (no state).
 #pragma once
 
@@ -65,5 +67,19 @@ struct LivenessVerdict {
 // timeout: launched, Registered not True for registration_ttl since its last transition.
 LivenessVerdict CheckLiveness(const apis::v1::NodeClaim& node_claim, absl::Time now,
                               const LivenessOptions& options);
+
+// The UID of the owner reference to the NodePool that the NodeClaim's karpenter.sh/nodepool label
+// names (provisioning sets both), or empty: only such NodeClaims count towards the pool's
+// registration health, as upstream.
+std::string OwningNodePoolUid(const apis::v1::NodeClaim& node_claim);
+
+struct Failure {
+  std::string reason;
+  std::string message;
+};
+
+// Why a NodeClaim deleted by liveness failed: RegistrationFailed ("Failed to register node") when
+// it launched, else its Launched condition's reason and message (the launch error).
+Failure LivenessFailure(const apis::v1::NodeClaim& node_claim);
 
 }  // namespace dovetail::controllers::nodeclaim

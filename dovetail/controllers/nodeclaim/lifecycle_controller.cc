@@ -61,18 +61,6 @@ bool NeedsLifecycle(const v1::NodeClaim& claim) {
 
 namespace {
 
-// The UID of the NodePool that owns the NodeClaim (the owner reference provisioning sets, naming
-// the pool of its karpenter.sh/nodepool label), or empty: only those count towards the pool's
-// registration health, as upstream.
-std::string OwningNodePoolUid(const v1::NodeClaim& claim) {
-  auto label = claim.metadata.labels.find(v1::kNodePoolLabelKey);
-  if (label == claim.metadata.labels.end()) return {};
-  for (const apis::core::OwnerReference& owner : claim.metadata.owner_references) {
-    if (owner.kind == "NodePool" && owner.name == label->second) return owner.uid;
-  }
-  return {};
-}
-
 bool WasRegistered(const v1::NodeClaim& claim) {
   const apis::core::Condition* c = v1::FindCondition(claim.status.conditions, "Registered");
   return c != nullptr && c->status == apis::core::ConditionStatus::kTrue;
@@ -364,14 +352,9 @@ absl::StatusOr<kube::ReconcileResult> LifecycleController::Reconcile(const std::
                                            : Cat("Node did not register within ",
                                                  absl::FormatDuration(options_.registration_ttl))));
     if (const std::string pool = OwningNodePoolUid(desired); !pool.empty()) {
-      const apis::core::Condition* launched = conditions.Get(kConditionLaunched);
-      if (launched == nullptr || launched->status == apis::core::ConditionStatus::kTrue) {
-        deps_.cluster.registration_health().RecordFailure(pool, "RegistrationFailed",
-                                                          "Failed to register node");
-      } else {
-        deps_.cluster.registration_health().RecordFailure(pool, launched->reason,
-                                                          launched->message);
-      }
+      Failure failure = LivenessFailure(desired);
+      deps_.cluster.registration_health().RecordFailure(pool, std::move(failure.reason),
+                                                        std::move(failure.message));
     }
     return kube::ReconcileResult{};
   }

@@ -171,5 +171,30 @@ TEST(LivenessTest, RegistrationTimeoutCountsFromTheRegisteredTransition) {
   EXPECT_FALSE(v.requeue_after.has_value());
 }
 
+TEST(RegistrationOutcomeTest, OnlyTheOwnerReferenceToTheLabelledPoolCounts) {
+  v1::NodeClaim claim = Claim();
+  claim.metadata.labels[std::string(v1::kNodePoolLabelKey)] = "default";
+  EXPECT_EQ(OwningNodePoolUid(claim), "");  // no owner reference
+  claim.metadata.owner_references = {
+      {.api_version = "karpenter.sh/v1", .kind = "NodePool", .name = "other", .uid = "u-other"},
+      {.api_version = "karpenter.sh/v1", .kind = "NodePool", .name = "default", .uid = "u-1"}};
+  EXPECT_EQ(OwningNodePoolUid(claim), "u-1");
+  claim.metadata.labels.erase(std::string(v1::kNodePoolLabelKey));
+  EXPECT_EQ(OwningNodePoolUid(claim), "");  // a standalone NodeClaim
+}
+
+TEST(RegistrationOutcomeTest, ALaunchedClaimFailedToRegisterOtherwiseItsLaunchFailed) {
+  EXPECT_EQ(
+      LivenessFailure(WithConditions(ConditionStatus::kTrue, ConditionStatus::kUnknown)).reason,
+      "RegistrationFailed");
+  v1::NodeClaim never = Claim();
+  Conditions c(never.status.conditions, 1, kT0);
+  c.Initialize();
+  c.SetUnknown(kConditionLaunched, kReasonLaunchFailed, "nodes \"x\" is forbidden");
+  const Failure failure = LivenessFailure(never);
+  EXPECT_EQ(failure.reason, kReasonLaunchFailed);
+  EXPECT_EQ(failure.message, "nodes \"x\" is forbidden");
+}
+
 }  // namespace
 }  // namespace dovetail::controllers::nodeclaim
