@@ -5,7 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "dovetail/solver/prepared_solver.h"
+#include "dovetail/solver/internal/session_shortcut.h"
 
 namespace dovetail::solver {
 
@@ -14,7 +14,7 @@ namespace {
 class SessionImpl final : public Session {
  public:
   explicit SessionImpl(Input base)
-      : base_(std::move(base)), prepared_(internal::PreparedSolver::Create(base_)) {}
+      : base_(std::move(base)), prepared_(internal::SessionShortcut::Create(base_)) {}
 
   absl::StatusOr<Plan> Simulate(std::span<const size_t> removed_nodes,
                                 std::span<const Pod* const> moved_pods) const override {
@@ -70,7 +70,7 @@ class SessionImpl final : public Session {
   Input base_;
   // The shortcut (null when no question can take it); Simulate is const but mutates it while it
   // runs (a Session is thread-compatible).
-  const std::unique_ptr<internal::PreparedSolver> prepared_;
+  const std::unique_ptr<internal::SessionShortcut> prepared_;
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-// PreparedSolver: the solver's build phase (resources, instance types, pools, existing nodes,
+// SessionShortcut: the solver's build phase (resources, instance types, pools, existing nodes,
 // pod classes for the pending pods and for every bound pod, topology groups and counts) done once
 // for a base input, then asked Session's questions: which nodes are gone and which pods move.
 // Each question runs the placement on the prepared state with an undo log (node usage, topology
@@ -23,12 +23,12 @@
 
 namespace dovetail::solver::internal {
 
-class PreparedSolver {
+class SessionShortcut {
  public:
-  // `base` must outlive the PreparedSolver.
-  static std::unique_ptr<PreparedSolver> Create(const Input& base);
+  // `base` must outlive the SessionShortcut.
+  static std::unique_ptr<SessionShortcut> Create(const Input& base);
 
-  virtual ~PreparedSolver() = default;
+  virtual ~SessionShortcut() = default;
 
   // Indices must be in range and pods non-null (Session checks).
   virtual std::optional<absl::StatusOr<Plan>> Simulate(std::span<const size_t> removed_nodes,
