@@ -558,12 +558,25 @@ absl::StatusOr<Result> Run(const Scenario& scenario, const cloudprovider::Catalo
   auto input = scenario.BuildInput(catalog, options, spec);
   if (!input.ok()) return input.status();
   Result result;
+  // The plan, then its bound, each timed (the bound's time is part of solve_seconds).
+  const bool bound = input->options.lower_bound;
+  input->options.lower_bound = false;
   auto start = std::chrono::steady_clock::now();
   auto plan = solver::Solve(*input);
-  result.solve_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!plan.ok()) return plan.status();
   result.plan = std::move(*plan);
+  auto bound_start = std::chrono::steady_clock::now();
+  if (bound) {
+    absl::StatusOr<double> lower_bound = solver::LowerBound(*input, result.plan);
+    if (lower_bound.ok()) {
+      result.plan.lower_bound = *lower_bound;
+    } else {
+      result.plan.lower_bound_error = std::string(lower_bound.status().message());
+    }
+  }
+  const auto end = std::chrono::steady_clock::now();
+  result.solve_seconds = std::chrono::duration<double>(end - start).count();
+  result.lower_bound_seconds = std::chrono::duration<double>(end - bound_start).count();
   std::map<std::string, std::vector<const core::Pod*>> by_node;
   for (const auto& n : input->nodes) by_node[n.name];
   for (const auto& p : scenario.bound_pods()) by_node[p->spec.node_name].push_back(p.get());
@@ -630,7 +643,7 @@ nlohmann::json ToJson(const Result& r) {
     out["lowerBoundPricePerHour"] = nullptr;
   }
   out["solveSeconds"] = r.solve_seconds;
-  out["lowerBoundSeconds"] = r.plan.lower_bound_seconds;  // included in solveSeconds
+  out["lowerBoundSeconds"] = r.lower_bound_seconds;  // included in solveSeconds
   return out;
 }
 
@@ -677,8 +690,8 @@ std::string ToTable(const Result& r) {
     }
   }
   absl::StrAppendFormat(&out, ", solved in %.1f ms", r.solve_seconds * 1000);
-  if (r.plan.lower_bound_seconds > 0) {
-    absl::StrAppendFormat(&out, " (lower bound %.1f ms)", r.plan.lower_bound_seconds * 1000);
+  if (r.lower_bound_seconds > 0) {
+    absl::StrAppendFormat(&out, " (lower bound %.1f ms)", r.lower_bound_seconds * 1000);
   }
   out += "\n";
   for (const auto& u : r.plan.unschedulable) {

@@ -79,6 +79,7 @@ class Scenario {
 struct Result {
   solver::Plan plan;
   double solve_seconds = 0;
+  double lower_bound_seconds = 0;  // the part of solve_seconds spent on the LP bound
   // Pods already on existing nodes, by node name (for the output's existingNodes).
   std::vector<std::pair<std::string, std::vector<const apis::core::Pod*>>> bound_by_node;
 };

@@ -122,19 +122,16 @@ std::vector<bool> RedundantColumns(const LpProblem& p) {
   return redundant;
 }
 
-}  // namespace
-
-absl::StatusOr<LpResult> SolveCostLowerBound(const LpProblem& problem) {
-  if (absl::Status s = CheckProblem(problem); !s.ok()) return s;
-  // Solve the problem without its redundant columns; they get x_j = 0 in the result.
+// `problem` without its redundant columns; `original[j]` is the index in `problem` of kept
+// column j (the dropped ones get x_j = 0 in the result).
+LpProblem WithoutRedundantColumns(const LpProblem& problem, std::vector<int>* original) {
   const std::vector<bool> redundant = RedundantColumns(problem);
   std::vector<int> kept_index(problem.columns.size(), -1);
-  std::vector<int> original;
   LpProblem p{.dimensions = problem.dimensions};
   for (size_t j = 0; j < problem.columns.size(); ++j) {
     if (redundant[j]) continue;
     kept_index[j] = static_cast<int>(p.columns.size());
-    original.push_back(static_cast<int>(j));
+    original->push_back(static_cast<int>(j));
     p.columns.push_back(problem.columns[j]);
   }
   auto remap = [&](const std::vector<int>& cols) {
@@ -150,84 +147,104 @@ absl::StatusOr<LpResult> SolveCostLowerBound(const LpProblem& problem) {
   for (const LpDistinctGroup& g : problem.distinct_groups) {
     p.distinct_groups.push_back({g.count, remap(g.columns)});
   }
+  return p;
+}
+
+// The LP in Clp's column-major form. Rows: [demand equalities][capacity rows: column j, resource
+// r][distinct groups]; columns: x_j first, then y_dj. Infinite bounds are COIN_DBL_MAX.
+struct ClpForm {
+  int nrows = 0;
+  std::vector<CoinBigIndex> starts;
+  std::vector<int> rows;
+  std::vector<double> values, col_lb, col_ub, objective, row_lb, row_ub;
+};
+
+ClpForm ToClpForm(const LpProblem& p) {
+  ClpForm f;
   const int ncols = static_cast<int>(p.columns.size());
   const int dims = p.dimensions;
-
-  // Rows: [demand equalities][capacity rows: column j, resource r][distinct groups].
   const int demand_rows = static_cast<int>(p.demands.size());
   const int capacity_base = demand_rows;
   const int group_base = capacity_base + ncols * dims;
-  const int nrows = group_base + static_cast<int>(p.distinct_groups.size());
+  f.nrows = group_base + static_cast<int>(p.distinct_groups.size());
 
-  std::vector<double> row_lb(nrows), row_ub(nrows);
-  for (int d = 0; d < demand_rows; ++d) row_lb[d] = row_ub[d] = p.demands[d].count;
+  f.row_lb.assign(f.nrows, 0);
+  f.row_ub.assign(f.nrows, 0);
+  for (int d = 0; d < demand_rows; ++d) f.row_lb[d] = f.row_ub[d] = p.demands[d].count;
   for (int i = capacity_base; i < group_base; ++i) {
-    row_lb[i] = -kInf;
-    row_ub[i] = 0;
+    f.row_lb[i] = -kInf;
+    f.row_ub[i] = 0;
   }
   for (size_t g = 0; g < p.distinct_groups.size(); ++g) {
-    row_lb[group_base + g] = p.distinct_groups[g].count;
-    row_ub[group_base + g] = kInf;
+    f.row_lb[group_base + g] = p.distinct_groups[g].count;
+    f.row_ub[group_base + g] = kInf;
   }
 
-  // Column-major matrix: x_j first, then y_dj.
   std::vector<std::vector<int>> group_rows_of_column(ncols);
   for (size_t g = 0; g < p.distinct_groups.size(); ++g) {
     for (int j : p.distinct_groups[g].columns) {
       group_rows_of_column[j].push_back(group_base + static_cast<int>(g));
     }
   }
-  std::vector<CoinBigIndex> starts;
-  std::vector<int> rows;
-  std::vector<double> values, col_lb, col_ub, objective;
   auto begin_column = [&](double lb, double ub, double cost) {
-    starts.push_back(static_cast<CoinBigIndex>(rows.size()));
-    col_lb.push_back(lb);
-    col_ub.push_back(ub);
-    objective.push_back(cost);
+    f.starts.push_back(static_cast<CoinBigIndex>(f.rows.size()));
+    f.col_lb.push_back(lb);
+    f.col_ub.push_back(ub);
+    f.objective.push_back(cost);
   };
   for (int j = 0; j < ncols; ++j) {
     const LpColumn& c = p.columns[j];
     begin_column(0, std::isinf(c.max_count) ? COIN_DBL_MAX : c.max_count, c.price);
     for (int r = 0; r < dims; ++r) {
       if (c.capacity[r] != 0) {
-        rows.push_back(capacity_base + j * dims + r);
-        values.push_back(-c.capacity[r]);
+        f.rows.push_back(capacity_base + j * dims + r);
+        f.values.push_back(-c.capacity[r]);
       }
     }
     for (int row : group_rows_of_column[j]) {
-      rows.push_back(row);
-      values.push_back(1.0);
+      f.rows.push_back(row);
+      f.values.push_back(1.0);
     }
   }
   for (int d = 0; d < demand_rows; ++d) {
     const LpDemand& dem = p.demands[d];
     for (int j : dem.columns) {
       begin_column(0, COIN_DBL_MAX, 0);
-      rows.push_back(d);
-      values.push_back(1.0);
+      f.rows.push_back(d);
+      f.values.push_back(1.0);
       for (int r = 0; r < dims; ++r) {
         if (dem.request[r] != 0) {
-          rows.push_back(capacity_base + j * dims + r);
-          values.push_back(dem.request[r]);
+          f.rows.push_back(capacity_base + j * dims + r);
+          f.values.push_back(dem.request[r]);
         }
       }
     }
   }
-  starts.push_back(static_cast<CoinBigIndex>(rows.size()));
-  const int total_cols = static_cast<int>(col_lb.size());
-
-  for (double& v : row_lb) {
+  f.starts.push_back(static_cast<CoinBigIndex>(f.rows.size()));
+  for (double& v : f.row_lb) {
     if (std::isinf(v)) v = -COIN_DBL_MAX;
   }
-  for (double& v : row_ub) {
+  for (double& v : f.row_ub) {
     if (std::isinf(v)) v = COIN_DBL_MAX;
   }
+  return f;
+}
+
+}  // namespace
+
+absl::StatusOr<LpResult> SolveCostLowerBound(const LpProblem& problem) {
+  if (absl::Status s = CheckProblem(problem); !s.ok()) return s;
+  std::vector<int> original;
+  const LpProblem p = WithoutRedundantColumns(problem, &original);
+  const int ncols = static_cast<int>(p.columns.size());
+  ClpForm f = ToClpForm(p);
+  const int total_cols = static_cast<int>(f.col_lb.size());
 
   ClpSimplex model;
   model.setLogLevel(0);
-  model.loadProblem(total_cols, nrows, starts.data(), rows.data(), values.data(), col_lb.data(),
-                    col_ub.data(), objective.data(), row_lb.data(), row_ub.data());
+  model.loadProblem(total_cols, f.nrows, f.starts.data(), f.rows.data(), f.values.data(),
+                    f.col_lb.data(), f.col_ub.data(), f.objective.data(), f.row_lb.data(),
+                    f.row_ub.data());
   model.setOptimizationDirection(1);
   model.dual();
   if (!model.isProvenOptimal()) {

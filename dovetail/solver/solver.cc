@@ -62,6 +62,122 @@ double RepackPotential(const Input& input, const Plan& plan) {
   return potential;
 }
 
+namespace {
+
+std::pair<int64_t, int64_t> CpuMemory(const cloudprovider::InstanceType& t) {
+  const ResourceList& a = t.Allocatable();
+  auto cpu = a.find("cpu");
+  auto mem = a.find("memory");
+  return {cpu == a.end() ? 0 : cpu->second.MilliValue(),
+          mem == a.end() ? 0 : mem->second.MilliValue()};
+}
+
+void AddCap(const cloudprovider::InstanceType* t,
+            std::vector<const cloudprovider::InstanceType*>* caps) {
+  if (t != nullptr && std::find(caps->begin(), caps->end(), t) == caps->end()) caps->push_back(t);
+}
+
+// The size caps the improvement pass tries (see Solve): the types the plan chose, by how much money
+// they carry (three at most); the cheapest type per vCPU among the first NodeClaim's options; and
+// the two types that buy the pods' aggregate cpu and memory, in the proportion the pods ask for
+// them, at the lowest price, among those that hold the largest pod (NodeClaims capped there fill
+// up in that proportion).
+std::vector<const cloudprovider::InstanceType*> CapCandidates(
+    const Input& input, const Plan& plan, const std::vector<ResourceList>& pod_requests) {
+  std::vector<const cloudprovider::InstanceType*> caps;
+  absl::flat_hash_map<std::string, const cloudprovider::InstanceType*> by_name;
+  for (const auto& pool : input.pools) {
+    for (const auto& it : pool.instance_types) by_name[it->name()] = it.get();
+  }
+  absl::flat_hash_map<std::string, double> spend;
+  for (const auto& c : plan.node_claims) spend[c.instance_type] += c.price;
+  std::vector<std::pair<double, std::string>> ranked;
+  for (const auto& [name, money] : spend) ranked.emplace_back(money, name);
+  std::sort(ranked.rbegin(), ranked.rend());
+  for (const auto& [money, name] : ranked) {
+    if (caps.size() >= 3) break;
+    auto it = by_name.find(name);
+    if (it != by_name.end()) caps.push_back(it->second);
+  }
+  // Cheap per vCPU among the first claim's options (sized at most its type).
+  const cloudprovider::InstanceType* best = nullptr;
+  double best_ratio = std::numeric_limits<double>::infinity();
+  for (const auto& it : plan.node_claims.front().instance_types) {
+    const Offering* o = nullptr;
+    double price = std::numeric_limits<double>::infinity();
+    for (const auto& off : it->offerings()) {
+      if (off.available && off.price < price) {
+        price = off.price;
+        o = &off;
+      }
+    }
+    auto cpu = it->Allocatable().find("cpu");
+    if (o == nullptr || cpu == it->Allocatable().end() || cpu->second.MilliValue() <= 0) continue;
+    double ratio = price / static_cast<double>(cpu->second.MilliValue());
+    if (ratio < best_ratio) {
+      best_ratio = ratio;
+      best = it.get();
+    }
+  }
+  AddCap(best, &caps);
+  // Shaped like the demand.
+  double demand_cpu = 0, demand_mem = 0, max_cpu = 0, max_mem = 0;
+  for (const auto& r : pod_requests) {
+    auto cpu = r.find("cpu");
+    auto mem = r.find("memory");
+    const double c = cpu == r.end() ? 0 : static_cast<double>(cpu->second.MilliValue());
+    const double m = mem == r.end() ? 0 : static_cast<double>(mem->second.MilliValue());
+    demand_cpu += c;
+    demand_mem += m;
+    max_cpu = std::max(max_cpu, c);
+    max_mem = std::max(max_mem, m);
+  }
+  std::vector<std::pair<double, const cloudprovider::InstanceType*>> shaped;
+  for (const auto& pool : input.pools) {
+    for (const auto& it : pool.instance_types) {
+      double price = std::numeric_limits<double>::infinity();
+      for (const auto& off : it->offerings()) {
+        if (off.available) price = std::min(price, off.price);
+      }
+      const auto [cpu, mem] = CpuMemory(*it);
+      if (!std::isfinite(price) || cpu < max_cpu || mem < max_mem) continue;
+      double share = std::numeric_limits<double>::infinity();
+      if (demand_cpu > 0) share = std::min(share, static_cast<double>(cpu) / demand_cpu);
+      if (demand_mem > 0) share = std::min(share, static_cast<double>(mem) / demand_mem);
+      if (!std::isfinite(share) || share <= 0) continue;
+      shaped.emplace_back(price / share, it.get());
+    }
+  }
+  std::sort(shaped.begin(), shaped.end());
+  for (size_t i = 0; i < shaped.size() && i < 2; ++i) AddCap(shaped[i].second, &caps);
+  return caps;
+}
+
+// Whether `cap` leaves out a type `plan` launches: a cap that admits them all admits every
+// intermediate state of every NodeClaim too (pods are only added), so it would repeat the packing
+// (up to zone choices).
+bool Excludes(const cloudprovider::InstanceType& cap, const Plan& plan) {
+  const auto [cap_cpu, cap_mem] = CpuMemory(cap);
+  for (const auto& c : plan.node_claims) {
+    if (c.instance_types.empty()) continue;
+    const auto [cpu, mem] = CpuMemory(*c.instance_types.front());
+    if (cpu > cap_cpu || mem > cap_mem) return true;
+  }
+  return false;
+}
+
+// Whether `alt` places every pod `plan` places (it must not trade one pod for another).
+bool PlacesAllOf(const Plan& alt, const Plan& plan) {
+  absl::flat_hash_set<const Pod*> left_out;
+  for (const auto& u : plan.unschedulable) left_out.insert(u.pod);
+  for (const auto& u : alt.unschedulable) {
+    if (!left_out.contains(u.pod)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 absl::StatusOr<Plan> Solve(const Input& input) {
   std::vector<ResourceList> pod_requests;
   pod_requests.reserve(input.pods.size());
@@ -70,135 +186,50 @@ absl::StatusOr<Plan> Solve(const Input& input) {
     pod_requests.push_back(apis::core::PodRequests(*p));
   }
   internal::SolverImpl base(input, input.pods, pod_requests, nullptr);
-  auto plan = base.Run();
-  if (!plan.ok() || !input.options.improve || plan->node_claims.size() < 2) return plan;
-  // Re-packing costs several packings; skip it when it could save less than 1 %.
-  if (RepackPotential(input, *plan) <= 0.01 * plan->total_price) return plan;
+  absl::StatusOr<Plan> plan = base.Run();
+  if (!plan.ok()) return plan;
   // Greedy packing lets a NodeClaim grow to the largest type before it is priced, which is not
   // always the cheapest way to buy the capacity. Re-pack with new NodeClaims capped at the sizes
-  // the cheapest types of the first plan have, and keep the cheapest plan that places as many pods.
-  auto cpu_mem = [](const cloudprovider::InstanceType& t) {
-    const ResourceList& a = t.Allocatable();
-    auto cpu = a.find("cpu");
-    auto mem = a.find("memory");
-    return std::make_pair(cpu == a.end() ? 0 : cpu->second.MilliValue(),
-                          mem == a.end() ? 0 : mem->second.MilliValue());
-  };
-  std::vector<const cloudprovider::InstanceType*> caps;
-  {
-    absl::flat_hash_map<std::string, const cloudprovider::InstanceType*> by_name;
-    for (const auto& pool : input.pools) {
-      for (const auto& it : pool.instance_types) by_name[it->name()] = it.get();
-    }
-    // The types the plan chose, by how much money they carry, plus the cheapest type per unit of
-    // the plan's dominant resource among the options of its largest NodeClaims.
-    absl::flat_hash_map<std::string, double> spend;
-    for (const auto& c : plan->node_claims) spend[c.instance_type] += c.price;
-    std::vector<std::pair<double, std::string>> ranked;
-    for (const auto& [name, money] : spend) ranked.emplace_back(money, name);
-    std::sort(ranked.rbegin(), ranked.rend());
-    for (const auto& [money, name] : ranked) {
-      if (caps.size() >= 3) break;
-      auto it = by_name.find(name);
-      if (it != by_name.end()) caps.push_back(it->second);
-    }
-    // Types that are cheap per vCPU among the first claim's options (sized at most its type).
-    const auto& first = plan->node_claims.front();
-    const cloudprovider::InstanceType* best = nullptr;
-    double best_ratio = std::numeric_limits<double>::infinity();
-    for (const auto& it : first.instance_types) {
-      const Offering* o = nullptr;
-      double price = std::numeric_limits<double>::infinity();
-      for (const auto& off : it->offerings()) {
-        if (off.available && off.price < price) {
-          price = off.price;
-          o = &off;
-        }
-      }
-      auto cpu = it->Allocatable().find("cpu");
-      if (o == nullptr || cpu == it->Allocatable().end() || cpu->second.MilliValue() <= 0) continue;
-      double ratio = price / static_cast<double>(cpu->second.MilliValue());
-      if (ratio < best_ratio) {
-        best_ratio = ratio;
-        best = it.get();
-      }
-    }
-    if (best != nullptr && std::find(caps.begin(), caps.end(), best) == caps.end()) {
-      caps.push_back(best);
-    }
-    // The types that buy the pods' aggregate cpu and memory, in the proportion the pods ask for
-    // them, at the lowest price, among those that hold the largest pod: NodeClaims capped there
-    // fill up in that proportion.
-    double demand_cpu = 0, demand_mem = 0, max_cpu = 0, max_mem = 0;
-    for (const auto& r : pod_requests) {
-      auto cpu = r.find("cpu");
-      auto mem = r.find("memory");
-      const double c = cpu == r.end() ? 0 : static_cast<double>(cpu->second.MilliValue());
-      const double m = mem == r.end() ? 0 : static_cast<double>(mem->second.MilliValue());
-      demand_cpu += c;
-      demand_mem += m;
-      max_cpu = std::max(max_cpu, c);
-      max_mem = std::max(max_mem, m);
-    }
-    std::vector<std::pair<double, const cloudprovider::InstanceType*>> shaped;
-    for (const auto& pool : input.pools) {
-      for (const auto& it : pool.instance_types) {
-        double price = std::numeric_limits<double>::infinity();
-        for (const auto& off : it->offerings()) {
-          if (off.available) price = std::min(price, off.price);
-        }
-        const auto [cpu, mem] = cpu_mem(*it);
-        if (!std::isfinite(price) || cpu < max_cpu || mem < max_mem) continue;
-        double share = std::numeric_limits<double>::infinity();
-        if (demand_cpu > 0) share = std::min(share, static_cast<double>(cpu) / demand_cpu);
-        if (demand_mem > 0) share = std::min(share, static_cast<double>(mem) / demand_mem);
-        if (!std::isfinite(share) || share <= 0) continue;
-        shaped.emplace_back(price / share, it.get());
-      }
-    }
-    std::sort(shaped.begin(), shaped.end());
-    for (size_t i = 0; i < shaped.size() && i < 2; ++i) {
-      if (std::find(caps.begin(), caps.end(), shaped[i].second) == caps.end()) {
-        caps.push_back(shaped[i].second);
+  // the cheapest types of the first plan have, and keep the cheapest plan that places as many
+  // pods. Re-packing costs several packings; skip it when it could save less than 1 %.
+  if (input.options.improve && plan->node_claims.size() >= 2 &&
+      RepackPotential(input, *plan) > 0.01 * plan->total_price) {
+    for (const auto* cap : CapCandidates(input, *plan, pod_requests)) {
+      if (!Excludes(*cap, *plan)) continue;
+      internal::SolverImpl capped(input, input.pods, pod_requests, cap);
+      absl::StatusOr<Plan> alt = capped.Run();
+      if (!alt.ok()) continue;
+      if (PlacesAllOf(*alt, *plan) && alt->total_price < plan->total_price - 1e-9) {
+        plan = std::move(alt);
       }
     }
   }
-  // The bound stays the first plan's: capped runs see fewer instance types, so an LP over them
-  // would not bound the real problem. (A plan placing more pods only costs more, so the first
-  // plan's bound still holds for it.)
-  Input capped_input = input;
-  capped_input.options.lower_bound = false;
-  const std::optional<double> bound = plan->lower_bound;
-  const std::string bound_error = plan->lower_bound_error;
-  const double bound_seconds = plan->lower_bound_seconds;
-  for (const auto* cap : caps) {
-    // A cap that admits every type the plan launches admits every intermediate state of every
-    // NodeClaim too (pods are only added), so it would repeat the packing (up to zone choices).
-    const auto [cap_cpu, cap_mem] = cpu_mem(*cap);
-    bool excludes = false;
-    for (const auto& c : plan->node_claims) {
-      if (c.instance_types.empty()) continue;
-      const auto [cpu, mem] = cpu_mem(*c.instance_types.front());
-      if (cpu > cap_cpu || mem > cap_mem) excludes = true;
+  if (input.options.lower_bound) {
+    absl::StatusOr<double> bound = LowerBound(input, *plan);
+    if (bound.ok()) {
+      plan->lower_bound = *bound;
+    } else {
+      plan->lower_bound_error = std::string(bound.status().message());
     }
-    if (!excludes) continue;
-    internal::SolverImpl capped(capped_input, capped_input.pods, pod_requests, cap);
-    auto alt = capped.Run();
-    if (!alt.ok()) continue;
-    // Only a plan that places every pod the current one places may replace it (it must not
-    // trade one pod for another, and the bound of the first plan then still holds).
-    absl::flat_hash_set<const Pod*> left_out;
-    for (const auto& u : plan->unschedulable) left_out.insert(u.pod);
-    bool superset = true;
-    for (const auto& u : alt->unschedulable) {
-      if (!left_out.contains(u.pod)) superset = false;
-    }
-    if (superset && alt->total_price < plan->total_price - 1e-9) plan = std::move(alt);
   }
-  plan->lower_bound = bound;
-  plan->lower_bound_error = bound_error;
-  plan->lower_bound_seconds = bound_seconds;
   return plan;
+}
+
+absl::StatusOr<double> LowerBound(const Input& input, const Plan& plan) {
+  std::vector<ResourceList> pod_requests;
+  pod_requests.reserve(input.pods.size());
+  for (const Pod* p : input.pods) {
+    if (p == nullptr) return absl::InvalidArgumentError("null pod in input");
+    pod_requests.push_back(apis::core::PodRequests(*p));
+  }
+  absl::flat_hash_set<const Pod*> left_out;
+  for (const auto& u : plan.unschedulable) left_out.insert(u.pod);
+  std::vector<const Pod*> placed;
+  for (const Pod* p : input.pods) {
+    if (!left_out.contains(p)) placed.push_back(p);
+  }
+  internal::SolverImpl impl(input, input.pods, pod_requests, nullptr);
+  return impl.LowerBound(placed);
 }
 
 }  // namespace dovetail::solver

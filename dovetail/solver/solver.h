@@ -135,11 +135,17 @@ struct Plan {
   double total_price = 0;             // sum of node_claims' prices, per hour
   std::optional<double> lower_bound;  // LP bound on the cost of any plan for these pods
   std::string lower_bound_error;      // why there is no bound, when there is none
-  double lower_bound_seconds = 0;     // time spent building and solving the LP (part of Solve)
 };
 
 // Errors: InvalidArgument for inconsistent input (null pods, duplicate pool names); never for pods
 // that cannot be placed (those are reported in Plan::unschedulable with a reason).
 absl::StatusOr<Plan> Solve(const Input& input);
+
+// The LP lower bound (lower_bound.h) on the cost of any plan that places the pods `plan` places
+// (input.pods minus plan.unschedulable) next to the input's existing nodes: each pod's class taken
+// at its most relaxed. Solve sets Plan::lower_bound with it when options.lower_bound is on; a
+// caller that times the bound apart solves without it and calls this. Errors: InvalidArgument as
+// Solve; the LP's error when it cannot be solved. Pure function; thread-safe.
+absl::StatusOr<double> LowerBound(const Input& input, const Plan& plan);
 
 }  // namespace dovetail::solver

@@ -9,19 +9,25 @@
 
 namespace dovetail::solver::internal {
 
-void SolverImpl::ComputeLowerBound(Plan& plan) {
-  LpProblem lp;
-  lp.dimensions = static_cast<int>(res_.size());
-  auto to_double = [](const Amounts& a) { return std::vector<double>(a.begin(), a.end()); };
+namespace {
+
+std::vector<double> ToDouble(const Amounts& a) { return std::vector<double>(a.begin(), a.end()); }
+
+}  // namespace
+
+std::vector<std::pair<int, double>> SolverImpl::BoundDemands(
+    std::span<const Pod* const> placed, std::vector<std::vector<int>>* lp_variants) {
   // Demands: pods that were placed, by class. A bound must hold for every plan the constraints
   // allow, so each class is taken at its most relaxed: preferences dropped, PreferNoSchedule
   // tolerated, and any of its required node-affinity terms (they are ORed).
   absl::flat_hash_map<int, double> count_by_class;
-  for (const auto& [pod, vi] : placed_variant_) count_by_class[variants_[vi].cls] += 1;
+  absl::flat_hash_map<const Pod*, int> class_of;
+  for (size_t i = 0; i < class_pods_.size(); ++i) class_of.emplace(class_pods_[i], pod_class_[i]);
+  for (const Pod* pod : placed) count_by_class[class_of.at(pod)] += 1;
   std::vector<std::pair<int, double>> demands(count_by_class.begin(), count_by_class.end());
   std::sort(demands.begin(), demands.end());
   const size_t nd = demands.size();
-  std::vector<std::vector<int>> lp_variants(nd);
+  lp_variants->assign(nd, {});
   for (size_t di = 0; di < nd; ++di) {
     const PodClass& c = classes_[demands[di].first];
     const int terms = std::max<int>(1, static_cast<int>(c.required_terms.size()));
@@ -33,10 +39,15 @@ void SolverImpl::ComputeLowerBound(Plan& plan) {
       relaxed.pref_node_dropped = static_cast<int>(c.preferred_node_terms.size());
       relaxed.spread_anyway_dropped = static_cast<int>(c.spread_anyway.size());
       relaxed.tolerate_prefer_no_schedule = true;
-      lp_variants[di].push_back(VariantFor(demands[di].first, relaxed));
+      (*lp_variants)[di].push_back(VariantFor(demands[di].first, relaxed));
     }
   }
+  return demands;
+}
 
+std::vector<std::vector<int>> SolverImpl::AddLaunchColumns(
+    const std::vector<std::vector<int>>& lp_variants, LpProblem* lp) {
+  const size_t nd = lp_variants.size();
   // Which offerings each demand may use on each pool, and which (pool, type) it fits.
   std::vector<std::vector<PairMask>> allowed(nd, std::vector<PairMask>(pools_.size()));
   // (pool, type) -> demands that fit it.
@@ -98,13 +109,24 @@ void SolverImpl::ComputeLowerBound(Plan& plan) {
       kept.push_back(&c);
       LpColumn col;
       col.price = c.price;
-      col.capacity = to_double(pools_[pi].effective[t]);
-      const int column = static_cast<int>(lp.columns.size());
-      lp.columns.push_back(std::move(col));
+      col.capacity = ToDouble(pools_[pi].effective[t]);
+      const int column = static_cast<int>(lp->columns.size());
+      lp->columns.push_back(std::move(col));
       for (int d : c.users) demand_columns[d].push_back(column);
     }
   }
-  // Existing nodes' free room (usage before this pass; Run restores it for the bound).
+  return demand_columns;
+}
+
+absl::StatusOr<double> SolverImpl::LowerBound(std::span<const Pod* const> placed) {
+  if (absl::Status s = Build(); !s.ok()) return s;
+  LpProblem lp;
+  lp.dimensions = static_cast<int>(res_.size());
+  std::vector<std::vector<int>> lp_variants;
+  const std::vector<std::pair<int, double>> demands = BoundDemands(placed, &lp_variants);
+  const size_t nd = demands.size();
+  std::vector<std::vector<int>> demand_columns = AddLaunchColumns(lp_variants, &lp);
+  // Existing nodes' free room.
   std::vector<int> node_column(nodes_.size(), -1);
   std::map<int, std::vector<LpDistinctGroup>> distinct;  // by topology group
   for (size_t di = 0; di < nd; ++di) {
@@ -112,7 +134,7 @@ void SolverImpl::ComputeLowerBound(Plan& plan) {
     const PodClass& c = classes_[cls];
     LpDemand d;
     d.count = count;
-    d.request = to_double(c.requests);
+    d.request = ToDouble(c.requests);
     d.columns = std::move(demand_columns[di]);
     for (size_t ni = 0; ni < nodes_.size(); ++ni) {
       bool fits = false;
@@ -126,7 +148,7 @@ void SolverImpl::ComputeLowerBound(Plan& plan) {
         SubFloor(free, nodes_[ni].used);
         LpColumn col;
         col.price = 0;
-        col.capacity = to_double(free);
+        col.capacity = ToDouble(free);
         col.max_count = 1;
         node_column[ni] = static_cast<int>(lp.columns.size());
         lp.columns.push_back(std::move(col));
@@ -165,12 +187,9 @@ void SolverImpl::ComputeLowerBound(Plan& plan) {
       lp.distinct_groups.push_back({total, k.columns});
     }
   }
-  auto result = SolveCostLowerBound(lp);
-  if (result.ok()) {
-    plan.lower_bound = result->bound;
-  } else {
-    plan.lower_bound_error = std::string(result.status().message());
-  }
+  absl::StatusOr<LpResult> result = SolveCostLowerBound(lp);
+  if (!result.ok()) return result.status();
+  return result->bound;
 }
 
 }  // namespace dovetail::solver::internal

@@ -1,6 +1,5 @@
 // SolverImpl's placement: a pod onto an existing node, a NodeClaim being built or a new one.
 #include <algorithm>
-#include <chrono>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -106,6 +105,32 @@ const PairMask& SolverImpl::Offered(const Claim& claim) const {
   return claim.offered;
 }
 
+namespace {
+
+// The requirements of `after` that are new or differ from `before`'s.
+Requirements Changed(const Requirements& before, const Requirements& after) {
+  Requirements delta;
+  for (const auto& r : after) {
+    const Requirement* b = before.Find(r.key());
+    if (b == nullptr || !(*b == r)) delta.Add(r);
+  }
+  return delta;
+}
+
+}  // namespace
+
+void SolverImpl::Commit(int vi, bool joined, const PairMask& pairs, TypeSet types, Amounts used,
+                        bool min_values_relaxed, Claim& claim) const {
+  if (claim.pairs != pairs) claim.price = -1;
+  claim.pairs = pairs;
+  if (!(types == claim.types)) SetTypes(claim, std::move(types));
+  claim.used = std::move(used);
+  claim.min_values_relaxed = min_values_relaxed;
+  if (!joined) claim.variants.push_back(vi);
+  const PodClass& c = classes_[variants_[vi].cls];
+  claim.ports.insert(claim.ports.end(), c.ports.begin(), c.ports.end());
+}
+
 absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
   static const absl::Status kPricedOut = absl::AbortedError(
       "joining would raise the NodeClaim's price by more than a NodeClaim of its own");
@@ -180,13 +205,7 @@ absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
     AddTo(used, c.requests);
     const bool reqs_changed = use != &claim.reqs;
     // The claim's types already intersect its requirements: only what changed needs checking.
-    Requirements delta;
-    if (reqs_changed) {
-      for (const auto& r : *use) {
-        const Requirement* before = claim.reqs.Find(r.key());
-        if (before == nullptr || !(*before == r)) delta.Add(r);
-      }
-    }
+    const Requirements delta = reqs_changed ? Changed(claim.reqs, *use) : Requirements();
     bool any = types.RetainIf([&](size_t i) {
       return FitsIn(used, pool.effective[i]) && (types_[i].available & pairs).any();
     });
@@ -214,15 +233,8 @@ absl::Status SolverImpl::TryClaim(int vi, size_t ci, bool* permanent) {
       last = s;
       continue;
     }
-    // Commit.
     if (reqs_changed) claim.reqs = std::move(reqs);
-    if (claim.pairs != pairs) claim.price = -1;
-    claim.pairs = pairs;
-    if (!(types == claim.types)) SetTypes(claim, std::move(types));
-    claim.used = std::move(used);
-    claim.min_values_relaxed = relaxed;
-    if (!joined) claim.variants.push_back(vi);
-    claim.ports.insert(claim.ports.end(), c.ports.begin(), c.ports.end());
+    Commit(vi, joined, pairs, std::move(types), std::move(used), relaxed, claim);
     return absl::OkStatus();
   }
   if (transient_failure) *permanent = false;
@@ -421,12 +433,6 @@ absl::StatusOr<Plan> SolverImpl::Run() {
 }
 
 Plan SolverImpl::PlaceAll() {
-  // Existing-node usage before this pass, for the lower bound's free-room columns.
-  std::vector<Amounts> used_before;
-  if (in_.options.lower_bound) {
-    for (const auto& n : nodes_) used_before.push_back(n.used);
-  }
-
   // Largest pods first: cpu desc, memory desc, then creation time and UID for determinism.
   std::vector<size_t> order(q_pods_.size());
   std::iota(order.begin(), order.end(), 0);
@@ -464,9 +470,7 @@ Plan SolverImpl::PlaceAll() {
         vi = VariantFor(q_class_[idx], *next);
       }
       pod_variant[idx] = vi;
-      if (placed) {
-        placed_variant_.emplace_back(pod, VariantFor(q_class_[idx], RelaxState{}));
-      } else {
+      if (!placed) {
         last_reasons[idx] = std::move(reasons);
         failed.push_back(idx);
       }
@@ -480,14 +484,6 @@ Plan SolverImpl::PlaceAll() {
     queue = std::move(failed);
   }
 
-  // Restore pre-pass usage for the bound's free-room columns.
-  std::vector<Amounts> used_after;
-  if (in_.options.lower_bound) {
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-      used_after.push_back(nodes_[i].used);
-      nodes_[i].used = used_before[i];
-    }
-  }
   if (in_.options.improve) SplitClaims();
   Plan plan = Finalize();
   for (size_t idx : queue) {
@@ -499,13 +495,6 @@ Plan SolverImpl::PlaceAll() {
             [](const Unschedulable& a, const Unschedulable& b) {
               return PodKey(*a.pod) < PodKey(*b.pod);
             });
-  if (in_.options.lower_bound) {
-    const auto start = std::chrono::steady_clock::now();
-    ComputeLowerBound(plan);
-    plan.lower_bound_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    for (size_t i = 0; i < nodes_.size(); ++i) nodes_[i].used = used_after[i];
-  }
   return plan;
 }
 

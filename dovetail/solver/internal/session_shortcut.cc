@@ -29,6 +29,15 @@ class SessionShortcutImpl final : public SessionShortcut {
   int ClassOf(const Pod& p) const;
   // False when the question needs the full solve. Sets impl_->group_active_.
   bool Admissible(std::span<const size_t> removed_nodes);
+  // Init's steps. Resource dimensions only bound pods bring: a node carrying one shapes the
+  // dimensions (node_sensitive_); false when no node carries one.
+  bool MarkBoundOnlyDimensions();
+  // Selector keys no pending pod reads: key_nodes_, key_always_, class_keys_.
+  void IndexSelectorKeys();
+  // Anti-affinity groups' owners (group_base_owned_, group_bound_owners_, node_owned_groups_,
+  // class_owned_groups_, class_order_sensitive_); false when a pending pod's class is order
+  // sensitive or a bound pod's term is a group Build did not make.
+  bool IndexAntiAffinityGroups();
 
   const Input& base_;
   std::vector<const Pod*> class_pods_;  // base.pods, then the bound pods
@@ -72,7 +81,30 @@ bool SessionShortcutImpl::Init() {
   requests_.reserve(class_pods_.size());
   for (const Pod* p : class_pods_) requests_.push_back(apis::core::PodRequests(*p));
 
-  // Resource dimensions only bound pods bring: a node carrying one shapes the dimensions.
+  if (!MarkBoundOnlyDimensions()) return false;
+
+  impl_ = std::make_unique<SolverImpl>(base_, class_pods_, requests_, nullptr);
+  impl_->record_contributions_ = true;
+  if (!impl_->Build().ok()) return false;
+  SolverImpl& s = *impl_;
+  for (size_t n = 0; n < s.nodes_.size(); ++n) {
+    if (s.node_shapes_domains_[n]) node_sensitive_[n] = 1;
+  }
+  s.domains_[std::string(v1::kLabelHostname)];  // exists before any question (stable tables)
+  for (const auto& [key, table] : s.domains_) {
+    if (key != v1::kLabelHostname && table.names.size() != table.registered_size) return false;
+  }
+  for (size_t i = 0; i < class_pods_.size(); ++i)
+    class_of_.emplace(class_pods_[i], s.pod_class_[i]);
+
+  IndexSelectorKeys();
+  if (!IndexAntiAffinityGroups()) return false;
+  s.removed_.assign(s.nodes_.size(), 0);
+  s.group_active_.assign(s.groups_.size(), 1);
+  return true;
+}
+
+bool SessionShortcutImpl::MarkBoundOnlyDimensions() {
   absl::flat_hash_set<std::string> dims = {"cpu", "memory", "pods", "ephemeral-storage", "nodes"};
   auto add_dims = [&](const ResourceList& l) {
     for (const auto& [name, _] : l) dims.insert(name);
@@ -107,21 +139,11 @@ bool SessionShortcutImpl::Init() {
     if (!carried) return false;
   }
 
-  impl_ = std::make_unique<SolverImpl>(base_, class_pods_, requests_, nullptr);
-  impl_->record_contributions_ = true;
-  if (!impl_->Build().ok()) return false;
-  SolverImpl& s = *impl_;
-  for (size_t n = 0; n < s.nodes_.size(); ++n) {
-    if (s.node_shapes_domains_[n]) node_sensitive_[n] = 1;
-  }
-  s.domains_[std::string(v1::kLabelHostname)];  // exists before any question (stable tables)
-  for (const auto& [key, table] : s.domains_) {
-    if (key != v1::kLabelHostname && table.names.size() != table.registered_size) return false;
-  }
-  for (size_t i = 0; i < class_pods_.size(); ++i)
-    class_of_.emplace(class_pods_[i], s.pod_class_[i]);
+  return true;
+}
 
-  // Selector keys.
+void SessionShortcutImpl::IndexSelectorKeys() {
+  const SolverImpl& s = *impl_;
   absl::flat_hash_set<std::string> base_keys;
   for (const Pod* p : base_.pods) NoteSelectorKeys(*p, &base_keys);
   absl::flat_hash_map<std::string, int> extra;
@@ -153,8 +175,10 @@ bool SessionShortcutImpl::Init() {
   }
   class_keys_.resize(s.classes_.size());
   for (size_t c = 0; c < s.classes_.size(); ++c) class_keys_[c] = extra_keys(*s.classes_[c].rep);
+}
 
-  // Anti-affinity groups.
+bool SessionShortcutImpl::IndexAntiAffinityGroups() {
+  SolverImpl& s = *impl_;
   const size_t ng = s.groups_.size();
   group_base_owned_.assign(ng, 0);
   group_bound_owners_.assign(ng, 0);
@@ -185,8 +209,6 @@ bool SessionShortcutImpl::Init() {
     }
   }
   if (s.groups_.size() != ng) return false;  // every group exists after Build
-  s.removed_.assign(s.nodes_.size(), 0);
-  s.group_active_.assign(ng, 1);
   return true;
 }
 
@@ -258,7 +280,6 @@ std::optional<absl::StatusOr<Plan>> SessionShortcutImpl::Simulate(
 
   // Prepare: fresh claims and cursors; record what placement changes.
   s.claims_.clear();
-  s.placed_variant_.clear();
   for (auto& v : s.variants_) {
     v.claim_cursor = 0;
     v.retry_claims.clear();

@@ -1,7 +1,8 @@
 // SolverImpl: one packing of a question (solver.h's Input) onto existing nodes and new NodeClaims.
 // Build interns resources, offerings and types, prepares pools, nodes, pod classes and topology
 // groups; PlaceAll places the pods largest first, relaxing preferences pod by pod as upstream
-// does, optionally re-packs (improve) and turns the NodeClaims into a Plan with its lower bound.
+// does, optionally re-packs (improve) and turns the NodeClaims into a Plan; LowerBound builds
+// and bounds the cost of placing given pods instead.
 // Its member functions are defined by concern: model.cc (Build*), classes.cc (classes, variants,
 // relaxation), topology.cc (groups, counts, checks), placement.cc (Try*, Place, PlaceAll),
 // pricing.cc (prices and the Plan), repack.cc (SplitClaims), bound.cc (the LP lower bound).
@@ -33,6 +34,7 @@
 #include "dovetail/solver/internal/pod_class.h"
 #include "dovetail/solver/internal/resources.h"
 #include "dovetail/solver/internal/topology_group.h"
+#include "dovetail/solver/lower_bound.h"
 #include "dovetail/solver/solver.h"
 #include "dovetail/solver/type_set.h"
 
@@ -59,6 +61,8 @@ class SolverImpl {
       : in_(in), class_pods_(class_pods), pod_requests_(pod_requests), cap_(cap) {}
 
   absl::StatusOr<Plan> Run();
+  // Builds, then solves the LP bound for the `placed` pods (of in_.pods).
+  absl::StatusOr<double> LowerBound(std::span<const Pod* const> placed);
 
  private:
   friend class SessionShortcutImpl;
@@ -111,6 +115,10 @@ class SolverImpl {
   absl::Status TryNode(int variant, size_t node);
   absl::Status TryClaim(int variant, size_t claim, bool* permanent);
   absl::Status TryNewClaim(int variant, int pool);
+  // TryClaim's success: `claim` takes variant `vi` (already among its variants when `joined`) with
+  // the narrowed offerings and types, the new usage and minValues outcome, and its host ports.
+  void Commit(int vi, bool joined, const PairMask& pairs, TypeSet types, Amounts used,
+              bool min_values_relaxed, Claim& claim) const;
   // Cheapest available offering of any of `types` within `pairs` (kInfPrice if none).
   double ClaimPrice(const TypeSet& types, const PairMask& pairs) const;
   // ClaimPrice of a new NodeClaim for one pod of variant `vi` alone in pool `pi` (cached).
@@ -129,8 +137,39 @@ class SolverImpl {
   // constraint sees), first-fit decreasing onto the cheapest single type for all of them or for
   // each shape of pod (memory per cpu); keeps the result when it costs less.
   void SplitClaims();
+  // Whether a pod of class `c` sees which node it is on (host ports, a hostname-level topology
+  // term): such pods are not re-packed.
+  bool HostnameBound(const PodClass& c) const;
+  // A new claim of `rep`'s pool, requirements and offerings for `pods` using `used`, with the
+  // `compatible` types that hold them and the variants of the `group` claims it replaces.
+  Claim RepackedClaim(const Claim& rep, const std::vector<size_t>& group, const Amounts& used,
+                      const TypeSet& compatible, std::vector<const Pod*> pods, size_t name);
   Plan Finalize();
-  void ComputeLowerBound(Plan& plan);
+  // How a claim launches: its instance types by price (ties by name rank), at most
+  // max_instance_types; the requirements they add; the smallest DaemonSet overhead among them.
+  struct ClaimLaunch {
+    struct Option {
+      size_t type;
+      double price;
+      int pair;  // the cheapest offering's pair
+    };
+    std::vector<Option> options;
+    std::vector<InstanceTypePtr> instance_types;
+    Requirement type_requirement;
+    Requirement capacity_type_requirement;
+    Amounts min_overhead;
+  };
+  ClaimLaunch LaunchOf(const Claim& claim, const std::vector<uint32_t>& name_rank) const;
+  // The plan's NodeClaim for `claim`, priced and labelled with `launch`'s cheapest option.
+  NewNodeClaim ToNodeClaim(const Claim& claim, const ClaimLaunch& launch) const;
+  // The lower bound's demands: the placed pods counted by class, sorted by class; per demand, the
+  // class's most relaxed variants (one per required node-affinity term) in `*lp_variants`.
+  std::vector<std::pair<int, double>> BoundDemands(std::span<const Pod* const> placed,
+                                                   std::vector<std::vector<int>>* lp_variants);
+  // Adds to `lp` a column per launchable (pool, type, offering) some demand may use, dropping
+  // offerings a cheaper kept one dominates; returns each demand's columns.
+  std::vector<std::vector<int>> AddLaunchColumns(const std::vector<std::vector<int>>& lp_variants,
+                                                 LpProblem* lp);
 
   const Input& in_;
   std::span<const Pod* const> class_pods_;
@@ -167,7 +206,6 @@ class SolverImpl {
   absl::flat_hash_set<std::string> registered_keys_;
   absl::flat_hash_map<std::string, std::vector<int>> group_index_;
   std::vector<int> unindexed_groups_;
-  std::vector<std::pair<const Pod*, int>> placed_variant_;  // for the lower bound
 
   // Session support (empty in Solve). Nodes that are gone: not a destination.
   std::vector<char> removed_;
