@@ -2,8 +2,9 @@
 // materialises the cluster the plan describes (existing nodes with their bound pods, plus one node
 // per new NodeClaim built from the chosen instance type's allocatable, the chosen offering and
 // the claim's resolved labels and taints) and re-checks every constraint from that output alone,
-// with Kubernetes' and Karpenter's semantics. It never calls into solver.cc; it shares only the
-// vocabulary (requirements, taints, label selectors, pod requests).
+// with Kubernetes' and Karpenter's semantics. It never calls into the solver (solver.cc,
+// solver/internal/); it shares only the vocabulary (requirements, taints, label selectors, pod
+// requests).
 //
 // What is checked (each violation names the pod, node, NodeClaim or NodePool it concerns):
 //  - accounting: every input pod appears exactly once (placed or unschedulable, with a reason);
@@ -42,7 +43,8 @@
 // Bound pods that are terminal do not use resources; terminal or terminating ones are not counted
 // for topology. Violations among pods that were already bound are not the plan's and not reported.
 //
-// Used by the solver's tests (unit and property tests). Stateless function; thread-safe.
+// Used by the solver's tests (unit and property tests); its checks live in solver/plan_validator/.
+// Stateless function; thread-safe.
 #pragma once
 
 #include <string>

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
+#include "dovetail/apis/v1/labels.h"
 #include "dovetail/solver/solver.h"
 
 namespace dovetail::solver::internal {

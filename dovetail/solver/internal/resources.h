@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dovetail/apis/v1/labels.h"
 #include "dovetail/common/saturating.h"
 #include "dovetail/scheduling/label_selector.h"
 #include "dovetail/scheduling/taints.h"

@@ -26,6 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dovetail/apis/v1/labels.h"
 #include "dovetail/common/saturating.h"
 #include "dovetail/scheduling/label_selector.h"
 #include "dovetail/scheduling/taints.h"
@@ -115,8 +116,9 @@ class SolverImpl {
   absl::Status TryNode(int variant, size_t node);
   absl::Status TryClaim(int variant, size_t claim, bool* permanent);
   absl::Status TryNewClaim(int variant, int pool);
-  // TryClaim's success: `claim` takes variant `vi` (already among its variants when `joined`) with
-  // the narrowed offerings and types, the new usage and minValues outcome, and its host ports.
+  // TryClaim's success: `claim` takes variant `vi` (already among its variants when `joined`)
+  // with the narrowed offerings and types, the new usage and minValues outcome, and its host
+  // ports.
   void Commit(int vi, bool joined, const PairMask& pairs, TypeSet types, Amounts used,
               bool min_values_relaxed, Claim& claim) const;
   // Cheapest available offering of any of `types` within `pairs` (kInfPrice if none).
