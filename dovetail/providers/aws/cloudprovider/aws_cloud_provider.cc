@@ -584,13 +584,33 @@ absl::Status AwsCloudProvider::EnsureLaunchTemplate(const std::string& name,
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node_claim) {
-  if (!node_claim.spec.node_class_ref.has_value()) {
-    return cp::NodeClassNotReadyError(
-        Cat("NodeClaim ", node_claim.metadata.name, " has no nodeClassRef"));
-  }
-  ASSIGN_OR_RETURN(const awsv1::EC2NodeClass nc,
-                   ReadyNodeClass(node_claim.spec.node_class_ref->name));
+namespace {
+
+// The tags of a launch: the instance's (ownership tags with the NodeClaim's name and UID over
+// the node class's spec.tags) and its launch templates' (without the per-NodeClaim ones, so
+// NodeClaims share a template).
+struct LaunchTagSet {
+  std::map<std::string, std::string> instance;
+  std::map<std::string, std::string> launch_template;
+};
+
+// The AMI of each candidate type and the candidates grouped by AMI; types without an image
+// cannot launch and are left out.
+struct LaunchImages {
+  std::map<std::string, std::string> per_type;
+  std::map<std::string, std::vector<LaunchCandidate>> candidates_per_image;
+};
+
+// The launch templates of one launch (name and content) and the fleet request over them, before
+// its client token.
+struct FleetLaunch {
+  std::vector<std::pair<std::string, LaunchTemplateSpec>> templates;
+  FleetRequest request;
+};
+
+// Errors: CreateError InvalidTags for restricted spec.tags.
+absl::StatusOr<LaunchTagSet> TagsFor(std::string_view cluster_name, const v1::NodeClaim& node_claim,
+                                     const awsv1::EC2NodeClass& nc) {
   const std::map<std::string, std::string> user_tags(nc.spec.tags.begin(), nc.spec.tags.end());
   if (absl::Status s = ValidateUserTags(user_tags); !s.ok()) {
     return cp::CreateError("InvalidTags", AsStd(s.message()));
@@ -600,107 +620,104 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
       it != node_claim.metadata.labels.end()) {
     node_pool = it->second;
   }
-  const std::map<std::string, std::string> tags =
-      LaunchTags(user_tags, options_.cluster_name, node_pool, node_claim.metadata.name,
-                 node_claim.metadata.uid, nc.metadata.name);
-
-  ASSIGN_OR_RETURN(const cp::Catalog catalog, CatalogFor(nc));
-
-  auto launched = [&](const Ec2Instance& instance, const std::string& image_id) {
-    v1::NodeClaim out = node_claim;
-    const v1::NodeClaim machine = ToNodeClaim(instance, &catalog);
-    for (const auto& [k, v] : machine.metadata.labels) out.metadata.labels[k] = v;
-    out.status.provider_id = machine.status.provider_id;
-    out.status.capacity = machine.status.capacity;
-    out.status.allocatable = machine.status.allocatable;
-    out.status.image_id = image_id.empty() ? machine.status.image_id : image_id;
-    for (std::string_view key :
-         {v1::kEC2NodeClassHashAnnotationKey, v1::kEC2NodeClassHashVersionAnnotationKey}) {
-      if (auto it = nc.metadata.annotations.find(std::string(key));
-          it != nc.metadata.annotations.end()) {
-        out.metadata.annotations[std::string(key)] = it->second;
-      }
-    }
-    if (!nc.status.instance_profile.empty()) {
-      out.metadata.annotations[std::string(v1::kInstanceProfileNameAnnotationKey)] =
-          nc.status.instance_profile;
-    }
-    return out;
+  return LaunchTagSet{
+      .instance = LaunchTags(user_tags, cluster_name, node_pool, node_claim.metadata.name,
+                             node_claim.metadata.uid, nc.metadata.name),
+      .launch_template = LaunchTags(user_tags, cluster_name, node_pool, "", "", nc.metadata.name),
   };
+}
 
-  // A machine already launched for this NodeClaim (a retry after a lost answer) is the launch:
-  // one tagged with its name and its UID, or with its name and no UID (launched by a version that
-  // did not tag UIDs). One tagged with another UID belongs to an earlier NodeClaim of that name.
-  {
-    QueryParams params;
-    AddFilters(params, {{"tag:" + Cat(v1::kTagClusterPrefix, options_.cluster_name), {"owned"}},
-                        {"tag:" + std::string(v1::kTagNodeClaim), {node_claim.metadata.name}},
-                        {"instance-state-name", {"pending", "running"}}});
-    ASSIGN_OR_RETURN(const std::vector<Ec2Instance> existing, DescribeInstances(params));
-    for (const Ec2Instance& i : existing) {
-      if (!Owned(i) || IsGone(i.state)) continue;
-      const auto uid = i.tags.find(std::string(kTagNodeClaimUid));
-      if (uid != i.tags.end() && uid->second != node_claim.metadata.uid) continue;
-      return launched(i, i.image_id);
+// `node_claim` as launched on `machine` (ToNodeClaim of its instance): the machine's labels,
+// provider id, capacity and image (`image_id` when set), and the node class's hash and instance
+// profile annotations.
+v1::NodeClaim LaunchedNodeClaim(const v1::NodeClaim& node_claim, const awsv1::EC2NodeClass& nc,
+                                const v1::NodeClaim& machine, const std::string& image_id) {
+  v1::NodeClaim out = node_claim;
+  for (const auto& [k, v] : machine.metadata.labels) out.metadata.labels[k] = v;
+  out.status.provider_id = machine.status.provider_id;
+  out.status.capacity = machine.status.capacity;
+  out.status.allocatable = machine.status.allocatable;
+  out.status.image_id = image_id.empty() ? machine.status.image_id : image_id;
+  for (std::string_view key :
+       {v1::kEC2NodeClassHashAnnotationKey, v1::kEC2NodeClassHashVersionAnnotationKey}) {
+    if (auto it = nc.metadata.annotations.find(std::string(key));
+        it != nc.metadata.annotations.end()) {
+      out.metadata.annotations[std::string(key)] = it->second;
     }
   }
+  if (!nc.status.instance_profile.empty()) {
+    out.metadata.annotations[std::string(v1::kInstanceProfileNameAnnotationKey)] =
+        nc.status.instance_profile;
+  }
+  return out;
+}
 
+// PlanLaunch over the zones of the node class's subnets. Errors: CreateError NoSubnets without
+// subnets; PlanLaunch's.
+absl::StatusOr<LaunchPlan> PlanOverSubnets(const cp::Catalog& catalog,
+                                           const v1::NodeClaim& node_claim,
+                                           const awsv1::EC2NodeClass& nc,
+                                           const UnavailableOfferings* unavailable) {
   std::vector<std::string> zones;
   for (const awsv1::Subnet& s : nc.status.subnets) zones.push_back(s.zone);
   if (zones.empty()) {
     return cp::CreateError("NoSubnets", Cat("EC2NodeClass ", nc.metadata.name, " has no subnets"));
   }
-  ASSIGN_OR_RETURN(const LaunchPlan plan, PlanLaunch(catalog, node_claim, zones, &unavailable_));
+  return PlanLaunch(catalog, node_claim, zones, unavailable);
+}
 
-  // Images per type; types without an image cannot launch.
-  std::map<std::string, std::string> image_per_type;
-  std::map<std::string, std::vector<LaunchCandidate>> by_image;
+// Errors: CreateError NoCompatibleAMI when no candidate has an image.
+absl::StatusOr<LaunchImages> ImagesFor(const awsv1::EC2NodeClass& nc, const LaunchPlan& plan) {
+  LaunchImages images;
   for (const LaunchCandidate& c : plan.candidates) {
     const std::string image = ImageFor(nc, *c.instance_type);
     if (image.empty()) continue;
-    image_per_type[c.instance_type->name()] = image;
-    by_image[image].push_back(c);
+    images.per_type[c.instance_type->name()] = image;
+    images.candidates_per_image[image].push_back(c);
   }
-  if (by_image.empty()) {
+  if (images.candidates_per_image.empty()) {
     return cp::CreateError("NoCompatibleAMI",
                            Cat("EC2NodeClass ", nc.metadata.name,
                                " lists no AMI compatible with the candidate instance types"));
   }
+  return images;
+}
 
-  // Free IPs per subnet, for the subnet choice (best effort: the status order otherwise).
+// Free IPs per subnet of the node class, for the subnet choice; empty when EC2 does not answer
+// (best effort: the status order then decides).
+std::map<std::string, int64_t> FreeIpsPerSubnet(Ec2Client& ec2, const awsv1::EC2NodeClass& nc) {
   std::map<std::string, int64_t> free_ips;
-  {
-    std::vector<std::string> ids;
-    for (const awsv1::Subnet& s : nc.status.subnets) ids.push_back(s.id);
-    if (absl::StatusOr<std::vector<Ec2Subnet>> subnets = ec2_.DescribeSubnets({}, ids);
-        subnets.ok()) {
-      for (const Ec2Subnet& s : *subnets) free_ips[s.subnet_id] = s.available_ip_address_count;
-    }
+  std::vector<std::string> ids;
+  for (const awsv1::Subnet& s : nc.status.subnets) ids.push_back(s.id);
+  if (absl::StatusOr<std::vector<Ec2Subnet>> subnets = ec2.DescribeSubnets({}, ids); subnets.ok()) {
+    for (const Ec2Subnet& s : *subnets) free_ips[s.subnet_id] = s.available_ip_address_count;
   }
-  const std::map<std::string, std::string> subnet_per_zone =
-      SubnetPerZone(nc.status.subnets, free_ips);
+  return free_ips;
+}
 
-  // The bootstrap inputs shared by every template.
-  const awsv1::AMIFamily family =
-      awsv1::EffectiveAMIFamily(nc.spec).value_or(awsv1::AMIFamily::kCustom);
-  if (family == awsv1::AMIFamily::kAL2023 && options_.cluster_cidr.empty()) {
-    // nodeadm needs the service CIDR; without it the node could not join.
-    return cp::NodeClassNotReadyError(
-        Cat("EC2NodeClass ", nc.metadata.name, " uses AL2023 but the cluster CIDR is unknown"));
-  }
+awsv1::AMIFamily FamilyOf(const awsv1::EC2NodeClass& nc) {
+  return awsv1::EffectiveAMIFamily(nc.spec).value_or(awsv1::AMIFamily::kCustom);
+}
+
+// The bootstrap inputs shared by every template of a launch: the cluster, the NodeClaim's labels
+// and single-valued requirements, the capacity type, its taints plus the unregistered taint, and
+// the node class's kubelet, instance store policy and user data.
+BootstrapInputs BootstrapInputsFor(const AwsCloudProvider::Options& options,
+                                   const v1::NodeClaim& node_claim, const awsv1::EC2NodeClass& nc,
+                                   awsv1::AMIFamily family, const std::string& capacity_type) {
   BootstrapInputs boot;
-  boot.cluster_name = options_.cluster_name;
-  boot.cluster_endpoint = options_.cluster_endpoint;
-  boot.ca_bundle = options_.cluster_ca_bundle;
-  boot.cluster_cidr = options_.cluster_cidr;
-  boot.cluster_dns_ip = options_.cluster_dns_ip;
+  boot.cluster_name = options.cluster_name;
+  boot.cluster_endpoint = options.cluster_endpoint;
+  boot.ca_bundle = options.cluster_ca_bundle;
+  boot.cluster_cidr = options.cluster_cidr;
+  boot.cluster_dns_ip = options.cluster_dns_ip;
   for (const auto& [k, v] : node_claim.metadata.labels) boot.labels[k] = v;
   if (absl::StatusOr<Requirements> r =
           Requirements::FromNodeSelectorRequirements(node_claim.spec.requirements);
       r.ok()) {
     for (const auto& [k, v] : r->SingleValuedLabels()) boot.labels[k] = v;
   }
-  boot.labels[std::string(v1::kCapacityTypeLabelKey)] = plan.capacity_type;
+  boot.labels[std::string(v1::kCapacityTypeLabelKey)] = capacity_type;
   if (family != awsv1::AMIFamily::kCustom) {
     boot.labels[std::string(v1::kNodeDoNotSyncTaintsLabelKey)] = "true";
   }
@@ -714,7 +731,79 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
   }
   boot.raid0 = nc.spec.instance_store_policy.has_value();
   boot.user_data = nc.spec.user_data;
-  absl::StatusOr<std::string> user_data = GenerateUserData(family, boot);
+  return boot;
+}
+
+// One launch template per AMI and the fleet request over them: overrides type x zone per
+// template (templates without an override add no config), the instance tags, the node class's
+// context. The client token is left empty.
+FleetLaunch PlanFleet(const awsv1::EC2NodeClass& nc, const LaunchPlan& plan,
+                      const LaunchImages& images,
+                      const std::map<std::string, std::string>& subnet_per_zone,
+                      const std::string& user_data, const LaunchTagSet& tags) {
+  FleetLaunch launch;
+  launch.request.capacity_type = plan.capacity_type;
+  launch.request.tags = tags.instance;
+  launch.request.context = nc.spec.context;
+  std::vector<std::string> sgs;
+  for (const awsv1::SecurityGroup& sg : nc.status.security_groups) sgs.push_back(sg.id);
+  std::sort(sgs.begin(), sgs.end());
+  for (const auto& [image, candidates] : images.candidates_per_image) {
+    LaunchTemplateSpec spec;
+    spec.image_id = image;
+    spec.user_data = user_data;
+    spec.block_device_mappings = BlockDeviceMappingsFor(FamilyOf(nc), nc.spec);
+    spec.metadata_options = MetadataOptionsFor(nc.spec);
+    spec.security_group_ids = sgs;
+    spec.instance_profile = nc.status.instance_profile;
+    spec.detailed_monitoring = nc.spec.detailed_monitoring.value_or(false);
+    spec.associate_public_ip_address = nc.spec.associate_public_ip_address;
+    spec.tags = tags.launch_template;
+    const std::string name = LaunchTemplateName(spec);
+    launch.templates.emplace_back(name, std::move(spec));
+    FleetLaunchTemplateConfig config;
+    config.launch_template_name = name;
+    config.overrides = BuildOverrides(candidates, subnet_per_zone, images.per_type);
+    if (!config.overrides.empty()) launch.request.configs.push_back(std::move(config));
+  }
+  return launch;
+}
+
+}  // namespace
+
+absl::Status AwsCloudProvider::EnsureLaunchTemplates(
+    const std::vector<std::pair<std::string, LaunchTemplateSpec>>& templates) {
+  for (const auto& [name, spec] : templates) RETURN_IF_ERROR(EnsureLaunchTemplate(name, spec));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<Ec2Instance>> AwsCloudProvider::AlreadyLaunched(
+    const v1::NodeClaim& node_claim) {
+  QueryParams params;
+  AddFilters(params, {{"tag:" + Cat(v1::kTagClusterPrefix, options_.cluster_name), {"owned"}},
+                      {"tag:" + std::string(v1::kTagNodeClaim), {node_claim.metadata.name}},
+                      {"instance-state-name", {"pending", "running"}}});
+  ASSIGN_OR_RETURN(const std::vector<Ec2Instance> existing, DescribeInstances(params));
+  for (const Ec2Instance& i : existing) {
+    if (!Owned(i) || IsGone(i.state)) continue;
+    const auto uid = i.tags.find(std::string(kTagNodeClaimUid));
+    if (uid != i.tags.end() && uid->second != node_claim.metadata.uid) continue;
+    return i;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<std::string> AwsCloudProvider::UserDataFor(const v1::NodeClaim& node_claim,
+                                                          const awsv1::EC2NodeClass& nc,
+                                                          const std::string& capacity_type) {
+  const awsv1::AMIFamily family = FamilyOf(nc);
+  if (family == awsv1::AMIFamily::kAL2023 && options_.cluster_cidr.empty()) {
+    // nodeadm needs the service CIDR; without it the node could not join.
+    return cp::NodeClassNotReadyError(
+        Cat("EC2NodeClass ", nc.metadata.name, " uses AL2023 but the cluster CIDR is unknown"));
+  }
+  absl::StatusOr<std::string> user_data =
+      GenerateUserData(family, BootstrapInputsFor(options_, node_claim, nc, family, capacity_type));
   if (!user_data.ok()) {
     return cp::CreateError("InvalidUserData",
                            Cat("EC2NodeClass ", nc.metadata.name, " (", FamilyName(family),
@@ -728,42 +817,13 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
                            Cat("EC2NodeClass ", nc.metadata.name, ": user data of ",
                                user_data->size(), " bytes exceeds EC2's ", kMaxUserDataBytes));
   }
+  return user_data;
+}
 
-  FleetRequest request;
-  request.capacity_type = plan.capacity_type;
-  request.tags = tags;
-  request.context = nc.spec.context;
-  std::vector<std::string> sgs;
-  for (const awsv1::SecurityGroup& sg : nc.status.security_groups) sgs.push_back(sg.id);
-  std::sort(sgs.begin(), sgs.end());
-  std::vector<std::pair<std::string, LaunchTemplateSpec>> templates;
-  for (const auto& [image, candidates] : by_image) {
-    LaunchTemplateSpec spec;
-    spec.image_id = image;
-    spec.user_data = *user_data;
-    spec.block_device_mappings = BlockDeviceMappingsFor(family, nc.spec);
-    spec.metadata_options = MetadataOptionsFor(nc.spec);
-    spec.security_group_ids = sgs;
-    spec.instance_profile = nc.status.instance_profile;
-    spec.detailed_monitoring = nc.spec.detailed_monitoring.value_or(false);
-    spec.associate_public_ip_address = nc.spec.associate_public_ip_address;
-    // The template carries the ownership tags without the per-NodeClaim ones, so NodeClaims share
-    // it.
-    spec.tags = LaunchTags(user_tags, options_.cluster_name, node_pool, "", "", nc.metadata.name);
-    const std::string name = LaunchTemplateName(spec);
-    RETURN_IF_ERROR(EnsureLaunchTemplate(name, spec));
-    templates.emplace_back(name, spec);
-    FleetLaunchTemplateConfig config;
-    config.launch_template_name = name;
-    config.overrides = BuildOverrides(candidates, subnet_per_zone, image_per_type);
-    if (!config.overrides.empty()) request.configs.push_back(std::move(config));
-  }
-  if (request.configs.empty()) {
-    return cp::InsufficientCapacityError(
-        Cat("no offering of NodeClaim ", node_claim.metadata.name, " has a subnet"));
-  }
-  request.client_token = FleetClientToken(node_claim.metadata.uid, request);
-
+absl::StatusOr<FleetResult> AwsCloudProvider::CreateFleet(
+    const FleetRequest& request,
+    const std::vector<std::pair<std::string, LaunchTemplateSpec>>& templates,
+    std::string_view node_claim_name) {
   absl::StatusOr<std::unique_ptr<pugi::xml_document>> response =
       ec2_.Query("CreateFleet", CreateFleetParams(request));
   if (!response.ok() && IsLaunchTemplateNotFound(response.status())) {
@@ -772,37 +832,43 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
       absl::MutexLock lock(&templates_mu_);
       known_templates_.clear();
     }
-    for (const auto& [name, spec] : templates) RETURN_IF_ERROR(EnsureLaunchTemplate(name, spec));
+    RETURN_IF_ERROR(EnsureLaunchTemplates(templates));
     response = ec2_.Query("CreateFleet", CreateFleetParams(request));
   }
   if (!response.ok()) {
     if (AwsErrorCode(response.status()) == "IdempotentParameterMismatch") {
       // Transient: the next attempt looks for an instance launched with this token by its tag
       // (step 2) before it launches anything.
-      return absl::UnavailableError(Cat("CreateFleet for NodeClaim ", node_claim.metadata.name,
-                                        ": IdempotentParameterMismatch: token ",
-                                        request.client_token,
-                                        " was used with other parameters; the launch is retried"));
+      return absl::UnavailableError(Cat(
+          "CreateFleet for NodeClaim ", node_claim_name, ": IdempotentParameterMismatch: token ",
+          request.client_token, " was used with other parameters; the launch is retried"));
     }
     if (absl::IsResourceExhausted(response.status())) {
       return cp::InsufficientCapacityError(AsStd(response.status().message()));
     }
     return response.status();
   }
-  const FleetResult result = ParseCreateFleetResponse((*response)->document_element());
+  return ParseCreateFleetResponse((*response)->document_element());
+}
+
+void AwsCloudProvider::RecordFleetErrors(const awsv1::EC2NodeClass& nc,
+                                         const std::string& capacity_type,
+                                         const std::vector<FleetError>& errors) {
   if (const Metrics m = CurrentMetrics(); m.launch_failures != nullptr) {
-    for (const FleetError& e : result.errors) {
+    for (const FleetError& e : errors) {
       std::string zone_id;  // the answer names the zone only: the subnet the launch used there
       for (const awsv1::Subnet& s : nc.status.subnets) {
         if (s.zone == e.zone) zone_id = s.zone_id;
       }
       m.launch_failures->Inc(
-          {e.zone, zone_id, plan.capacity_type, LaunchFailureReason(e.code, e.message)});
+          {e.zone, zone_id, capacity_type, LaunchFailureReason(e.code, e.message)});
     }
   }
-  MarkFleetErrors(result.errors, plan.capacity_type, unavailable_);
-  if (result.instances.empty()) return NoInstanceError(result.errors);
-  const FleetInstance& fi = result.instances.front();
+  MarkFleetErrors(errors, capacity_type, unavailable_);
+}
+
+absl::StatusOr<Ec2Instance> AwsCloudProvider::LaunchedInstance(
+    const FleetInstance& fi, const std::map<std::string, std::string>& tags) {
   Ec2Instance instance;
   instance.instance_id = fi.instance_id;
   instance.instance_type = fi.instance_type;
@@ -821,8 +887,57 @@ absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node
       instance.subnet_id = described.front().subnet_id;
     }
   }
-  auto image = image_per_type.find(instance.instance_type);
-  return launched(instance, image == image_per_type.end() ? "" : image->second);
+  return instance;
+}
+
+// The steps of the header's Create, one per numbered comment.
+absl::StatusOr<v1::NodeClaim> AwsCloudProvider::Create(const v1::NodeClaim& node_claim) {
+  // 1. The ready node class of the NodeClaim, the launch's tags and the class's catalog.
+  if (!node_claim.spec.node_class_ref.has_value()) {
+    return cp::NodeClassNotReadyError(
+        Cat("NodeClaim ", node_claim.metadata.name, " has no nodeClassRef"));
+  }
+  ASSIGN_OR_RETURN(const awsv1::EC2NodeClass nc,
+                   ReadyNodeClass(node_claim.spec.node_class_ref->name));
+  ASSIGN_OR_RETURN(const LaunchTagSet tags, TagsFor(options_.cluster_name, node_claim, nc));
+  ASSIGN_OR_RETURN(const cp::Catalog catalog, CatalogFor(nc));
+
+  // 2. A machine already launched for this NodeClaim (a retry after a lost answer) is the launch:
+  // one tagged with its name and its UID, or with its name and no UID (launched by a version that
+  // did not tag UIDs). One tagged with another UID belongs to an earlier NodeClaim of that name.
+  ASSIGN_OR_RETURN(const std::optional<Ec2Instance> existing, AlreadyLaunched(node_claim));
+  if (existing.has_value()) {
+    return LaunchedNodeClaim(node_claim, nc, ToNodeClaim(*existing, &catalog), existing->image_id);
+  }
+
+  // 3. The plan: candidate types and offerings, the AMI of each type, the subnet of each zone.
+  ASSIGN_OR_RETURN(const LaunchPlan plan, PlanOverSubnets(catalog, node_claim, nc, &unavailable_));
+  ASSIGN_OR_RETURN(const LaunchImages images, ImagesFor(nc, plan));
+  const std::map<std::string, std::string> subnet_per_zone =
+      SubnetPerZone(nc.status.subnets, FreeIpsPerSubnet(ec2_, nc));
+
+  // 4. The user data, one launch template per AMI (ensured in EC2) and the fleet request.
+  ASSIGN_OR_RETURN(const std::string user_data, UserDataFor(node_claim, nc, plan.capacity_type));
+  FleetLaunch launch = PlanFleet(nc, plan, images, subnet_per_zone, user_data, tags);
+  RETURN_IF_ERROR(EnsureLaunchTemplates(launch.templates));
+  if (launch.request.configs.empty()) {
+    return cp::InsufficientCapacityError(
+        Cat("no offering of NodeClaim ", node_claim.metadata.name, " has a subnet"));
+  }
+  launch.request.client_token = FleetClientToken(node_claim.metadata.uid, launch.request);
+
+  // 5. CreateFleet; its errors count as launch failures and mark the ICE cache.
+  ASSIGN_OR_RETURN(const FleetResult result,
+                   CreateFleet(launch.request, launch.templates, node_claim.metadata.name));
+  RecordFleetErrors(nc, plan.capacity_type, result.errors);
+  if (result.instances.empty()) return NoInstanceError(result.errors);
+
+  // 6. The NodeClaim as launched on the fleet's instance.
+  ASSIGN_OR_RETURN(const Ec2Instance instance,
+                   LaunchedInstance(result.instances.front(), tags.instance));
+  auto image = images.per_type.find(instance.instance_type);
+  return LaunchedNodeClaim(node_claim, nc, ToNodeClaim(instance, &catalog),
+                           image == images.per_type.end() ? "" : image->second);
 }
 
 }  // namespace dovetail::providers::aws

@@ -54,6 +54,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -66,6 +67,7 @@
 #include "dovetail/metrics/registry.h"
 #include "dovetail/providers/aws/api_catalog.h"
 #include "dovetail/providers/aws/cloudprovider/drift.h"
+#include "dovetail/providers/aws/cloudprovider/fleet.h"
 #include "dovetail/providers/aws/cloudprovider/launch_template.h"
 #include "dovetail/providers/aws/ec2_client.h"
 #include "dovetail/providers/aws/pricing_client.h"
@@ -162,6 +164,33 @@ class AwsCloudProvider final : public ::dovetail::cloudprovider::CloudProvider {
   apis::v1::NodeClaim ToNodeClaim(const Ec2Instance& instance,
                                   const ::dovetail::cloudprovider::Catalog* catalog) const;
   absl::Status EnsureLaunchTemplate(const std::string& name, const LaunchTemplateSpec& spec);
+  // EnsureLaunchTemplate for each (name, spec), in order; the first error stops.
+  absl::Status EnsureLaunchTemplates(
+      const std::vector<std::pair<std::string, LaunchTemplateSpec>>& templates);
+
+  // The steps of Create that talk to EC2 or record metrics (see the header comment).
+  // Step 2: the owned pending or running instance of this NodeClaim (its name, and its UID or
+  // none); nullopt when there is none.
+  absl::StatusOr<std::optional<Ec2Instance>> AlreadyLaunched(const apis::v1::NodeClaim& node_claim);
+  // Step 4: the user data of the launch, its size recorded. Errors: NodeClassNotReady for AL2023
+  // without the cluster CIDR; CreateError InvalidUserData or UserDataSizeLimitExceeded.
+  absl::StatusOr<std::string> UserDataFor(const apis::v1::NodeClaim& node_claim,
+                                          const apis::aws::v1::EC2NodeClass& node_class,
+                                          const std::string& capacity_type);
+  // Step 5: CreateFleet, once more after ensuring `templates` again when a template is missing.
+  // Errors: Unavailable for IdempotentParameterMismatch, InsufficientCapacity for
+  // ResourceExhausted, else EC2's.
+  absl::StatusOr<FleetResult> CreateFleet(
+      const FleetRequest& request,
+      const std::vector<std::pair<std::string, LaunchTemplateSpec>>& templates,
+      std::string_view node_claim_name);
+  // Step 5: counts each fleet error as a launch failure and marks the ICE cache.
+  void RecordFleetErrors(const apis::aws::v1::EC2NodeClass& node_class,
+                         const std::string& capacity_type, const std::vector<FleetError>& errors);
+  // Step 6: the fleet's instance with `tags`; zone, type and subnet from DescribeInstances when
+  // the fleet answer lacks the zone or the type.
+  absl::StatusOr<Ec2Instance> LaunchedInstance(const FleetInstance& instance,
+                                               const std::map<std::string, std::string>& tags);
   // Replaces the instance type gauges with `inputs`' types (no-op before ExportMetrics).
   void RecordInstanceTypes(const ApiCatalogInputs& inputs);
   // The zone id of `zone` from the last DescribeAvailabilityZones; "" when unknown.
