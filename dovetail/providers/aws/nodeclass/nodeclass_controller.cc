@@ -203,139 +203,185 @@ absl::StatusOr<std::string> NodeClassController::KubernetesVersion() {
   return version;
 }
 
-absl::Status NodeClassController::Resolve(awsv1::EC2NodeClass& desired) {
-  const absl::Time now = deps_.clock.Now();
-  NodeClassConditions conditions(desired.status.conditions, desired.metadata.generation,
-                                 WholeSeconds(now));
+namespace {
+
+// One Resolve pass over a class: the class (its status is written), its conditions and the
+// first error of the steps.
+struct Resolution {
+  awsv1::EC2NodeClass& desired;
+  NodeClassConditions& conditions;
   absl::Status first_error;
-  auto failed = [&](std::string_view condition, std::string_view what, const absl::Status& error) {
+
+  void Keep(const absl::Status& error) {
+    if (first_error.ok()) first_error = error;
+  }
+  // `condition` could not be resolved: Unknown (ResolutionFailed), logged, the error kept.
+  void Failed(std::string_view condition, std::string_view what, const absl::Status& error) {
     conditions.SetUnknown(condition, kReasonResolutionFailed, ErrorMessage(error));
     log::Error(kLogger, Cat("resolving ", what),
                {{"ec2nodeclass", desired.metadata.name}, {"error", error.ToString()}});
-    if (first_error.ok()) first_error = error;
-  };
-  const awsv1::EC2NodeClassSpec& spec = desired.spec;
+    Keep(error);
+  }
+};
 
-  if (absl::StatusOr<std::vector<awsv1::Subnet>> subnets = resolver_.Subnets(spec); !subnets.ok()) {
-    failed(kConditionSubnetsReady, "subnets", subnets.status());
-  } else {
-    desired.status.subnets = *std::move(subnets);
-    if (desired.status.subnets.empty()) {
-      conditions.SetFalse(kConditionSubnetsReady, kReasonSubnetsNotFound,
+void ResolveSubnets(NodeClassResolver& resolver, Resolution& r) {
+  absl::StatusOr<std::vector<awsv1::Subnet>> subnets = resolver.Subnets(r.desired.spec);
+  if (!subnets.ok()) {
+    r.Failed(kConditionSubnetsReady, "subnets", subnets.status());
+    return;
+  }
+  r.desired.status.subnets = *std::move(subnets);
+  if (r.desired.status.subnets.empty()) {
+    r.conditions.SetFalse(kConditionSubnetsReady, kReasonSubnetsNotFound,
                           "SubnetSelector did not match any Subnets");
-    } else {
-      conditions.SetTrue(kConditionSubnetsReady);
-    }
-  }
-
-  if (absl::StatusOr<std::vector<awsv1::SecurityGroup>> groups = resolver_.SecurityGroups(spec);
-      !groups.ok()) {
-    failed(kConditionSecurityGroupsReady, "security groups", groups.status());
   } else {
-    desired.status.security_groups = *std::move(groups);
-    if (desired.status.security_groups.empty()) {
-      conditions.SetFalse(kConditionSecurityGroupsReady, kReasonSecurityGroupsNotFound,
-                          "SecurityGroupSelector did not match any SecurityGroups");
-    } else {
-      conditions.SetTrue(kConditionSecurityGroupsReady);
-    }
+    r.conditions.SetTrue(kConditionSubnetsReady);
   }
+}
 
-  // Capacity reservations: status only (upstream's CapacityReservationsReady exists behind the
-  // ReservedCapacity gate; it is not a dependent of Ready here). An error keeps the last list.
+void ResolveSecurityGroups(NodeClassResolver& resolver, Resolution& r) {
+  absl::StatusOr<std::vector<awsv1::SecurityGroup>> groups =
+      resolver.SecurityGroups(r.desired.spec);
+  if (!groups.ok()) {
+    r.Failed(kConditionSecurityGroupsReady, "security groups", groups.status());
+    return;
+  }
+  r.desired.status.security_groups = *std::move(groups);
+  if (r.desired.status.security_groups.empty()) {
+    r.conditions.SetFalse(kConditionSecurityGroupsReady, kReasonSecurityGroupsNotFound,
+                          "SecurityGroupSelector did not match any SecurityGroups");
+  } else {
+    r.conditions.SetTrue(kConditionSecurityGroupsReady);
+  }
+}
+
+// Capacity reservations: status only (upstream's CapacityReservationsReady exists behind the
+// ReservedCapacity gate; it is not a dependent of Ready here). An error keeps the last list.
+void ResolveCapacityReservations(NodeClassResolver& resolver, absl::Time now, Resolution& r) {
+  const awsv1::EC2NodeClassSpec& spec = r.desired.spec;
   if (spec.capacity_reservation_selector_terms.empty()) {
-    desired.status.capacity_reservations.clear();
+    r.desired.status.capacity_reservations.clear();
   } else if (absl::StatusOr<std::vector<awsv1::CapacityReservation>> reservations =
-                 resolver_.CapacityReservations(spec, now);
+                 resolver.CapacityReservations(spec, now);
              !reservations.ok()) {
     log::Error(
         kLogger, "resolving capacity reservations",
-        {{"ec2nodeclass", desired.metadata.name}, {"error", reservations.status().ToString()}});
-    if (first_error.ok()) first_error = reservations.status();
+        {{"ec2nodeclass", r.desired.metadata.name}, {"error", reservations.status().ToString()}});
+    r.Keep(reservations.status());
   } else {
-    desired.status.capacity_reservations = *std::move(reservations);
+    r.desired.status.capacity_reservations = *std::move(reservations);
   }
+}
 
-  absl::StatusOr<std::string> k8s = KubernetesVersion();
+// `k8s` is the cluster's Kubernetes version, which the AMI aliases resolve against.
+void ResolveAmis(NodeClassResolver& resolver, const absl::StatusOr<std::string>& k8s,
+                 absl::Time now, Resolution& r) {
   if (!k8s.ok()) {
-    failed(kConditionAMIsReady, "the Kubernetes version", k8s.status());
-  } else if (absl::StatusOr<std::vector<awsv1::AMI>> amis = resolver_.Amis(spec, *k8s, now);
-             !amis.ok()) {
+    r.Failed(kConditionAMIsReady, "the Kubernetes version", k8s.status());
+    return;
+  }
+  absl::StatusOr<std::vector<awsv1::AMI>> amis = resolver.Amis(r.desired.spec, *k8s, now);
+  if (!amis.ok()) {
     if (amis.status().code() == absl::StatusCode::kInvalidArgument &&
         AwsErrorCode(amis.status()).empty()) {
-      desired.status.amis.clear();
-      conditions.SetFalse(kConditionAMIsReady, kReasonInvalidAMISelector,
-                          Truncate(std::string(amis.status().message())));
+      r.desired.status.amis.clear();
+      r.conditions.SetFalse(kConditionAMIsReady, kReasonInvalidAMISelector,
+                            Truncate(std::string(amis.status().message())));
     } else {
-      failed(kConditionAMIsReady, "AMIs", amis.status());
+      r.Failed(kConditionAMIsReady, "AMIs", amis.status());
     }
-  } else {
-    desired.status.amis = *std::move(amis);
-    if (desired.status.amis.empty()) {
-      conditions.SetFalse(kConditionAMIsReady, kReasonAMINotFound,
-                          "AMISelector did not match any AMIs");
-    } else {
-      conditions.SetTrue(kConditionAMIsReady);
-    }
+    return;
   }
+  r.desired.status.amis = *std::move(amis);
+  if (r.desired.status.amis.empty()) {
+    r.conditions.SetFalse(kConditionAMIsReady, kReasonAMINotFound,
+                          "AMISelector did not match any AMIs");
+  } else {
+    r.conditions.SetTrue(kConditionAMIsReady);
+  }
+}
 
+// spec.instanceProfile is verified; else the profile of spec.role is ensured.
+void ResolveInstanceProfile(InstanceProfiles& profiles, Resolution& r) {
+  const awsv1::EC2NodeClassSpec& spec = r.desired.spec;
   if (spec.instance_profile.has_value() && !spec.instance_profile->empty()) {
-    const absl::Status verified = profiles_.Verify(*spec.instance_profile);
+    const absl::Status verified = profiles.Verify(*spec.instance_profile);
     if (verified.code() == absl::StatusCode::kNotFound) {
-      desired.status.instance_profile.clear();
-      conditions.SetFalse(kConditionInstanceProfileReady, kReasonInstanceProfileNotFound,
-                          Cat("instance profile ", *spec.instance_profile, " does not exist"));
+      r.desired.status.instance_profile.clear();
+      r.conditions.SetFalse(kConditionInstanceProfileReady, kReasonInstanceProfileNotFound,
+                            Cat("instance profile ", *spec.instance_profile, " does not exist"));
     } else if (!verified.ok()) {
-      failed(kConditionInstanceProfileReady, "the instance profile", verified);
+      r.Failed(kConditionInstanceProfileReady, "the instance profile", verified);
     } else {
-      desired.status.instance_profile = *spec.instance_profile;
-      conditions.SetTrue(kConditionInstanceProfileReady);
+      r.desired.status.instance_profile = *spec.instance_profile;
+      r.conditions.SetTrue(kConditionInstanceProfileReady);
     }
   } else if (!spec.role.empty()) {
-    absl::StatusOr<std::string> name = profiles_.EnsureManaged(desired);
+    absl::StatusOr<std::string> name = profiles.EnsureManaged(r.desired);
     if (name.ok()) {
-      desired.status.instance_profile = *name;
-      conditions.SetTrue(kConditionInstanceProfileReady);
+      r.desired.status.instance_profile = *name;
+      r.conditions.SetTrue(kConditionInstanceProfileReady);
     } else if (name.status().code() == absl::StatusCode::kNotFound) {
-      conditions.SetFalse(kConditionInstanceProfileReady, kReasonRoleNotFound,
-                          Cat("role ", spec.role, ": ", ErrorMessage(name.status())));
+      r.conditions.SetFalse(kConditionInstanceProfileReady, kReasonRoleNotFound,
+                            Cat("role ", spec.role, ": ", ErrorMessage(name.status())));
     } else if (name.status().code() == absl::StatusCode::kInvalidArgument ||
                name.status().code() == absl::StatusCode::kPermissionDenied) {
-      conditions.SetFalse(kConditionInstanceProfileReady, kReasonInstanceProfileCreationFailed,
-                          ErrorMessage(name.status()));
-      if (first_error.ok()) first_error = name.status();
+      r.conditions.SetFalse(kConditionInstanceProfileReady, kReasonInstanceProfileCreationFailed,
+                            ErrorMessage(name.status()));
+      r.Keep(name.status());
     } else {
-      failed(kConditionInstanceProfileReady, "the instance profile", name.status());
+      r.Failed(kConditionInstanceProfileReady, "the instance profile", name.status());
     }
   } else {
-    conditions.SetFalse(kConditionInstanceProfileReady, kReasonInstanceProfileNotFound,
-                        "neither spec.role nor spec.instanceProfile is set");
+    r.conditions.SetFalse(kConditionInstanceProfileReady, kReasonInstanceProfileNotFound,
+                          "neither spec.role nor spec.instanceProfile is set");
   }
+}
 
+// ValidationSucceeded: False for restricted tags or AL2023 without the cluster CIDR, else True
+// once every other dependent of Ready is.
+void SetValidationSucceeded(const awsv1::EC2NodeClassSpec& spec, bool cluster_cidr_known,
+                            NodeClassConditions& conditions) {
   if (const std::string tag = RestrictedTag(spec.tags); !tag.empty()) {
     conditions.SetFalse(kConditionValidationSucceeded, kReasonTagValidationFailed,
                         Cat("spec.tags may not use ", tag, " (reserved for Karpenter)"));
-  } else if (awsv1::EffectiveAMIFamily(spec) == awsv1::AMIFamily::kAL2023 &&
-             options_.cluster_cidr.empty()) {
+    return;
+  }
+  if (awsv1::EffectiveAMIFamily(spec) == awsv1::AMIFamily::kAL2023 && !cluster_cidr_known) {
     // No user data could be generated: nodeadm's NodeConfig needs the service CIDR.
     conditions.SetFalse(kConditionValidationSucceeded, kReasonClusterCIDRUnknown,
                         "AL2023 user data needs the cluster's service CIDR, which is unknown: "
                         "allow eks:DescribeCluster or set DOVETAIL_CLUSTER_CIDR");
-  } else {
-    std::vector<std::string> pending;
-    for (std::string_view type : kDependents) {
-      if (type != kConditionValidationSucceeded && !conditions.IsTrue(type)) {
-        pending.push_back(std::string(type));
-      }
-    }
-    if (pending.empty()) {
-      conditions.SetTrue(kConditionValidationSucceeded);
-    } else {
-      conditions.SetUnknown(kConditionValidationSucceeded, kReasonDependenciesNotReady,
-                            Cat("waiting for ", absl::StrJoin(pending, ", ")));
+    return;
+  }
+  std::vector<std::string> pending;
+  for (std::string_view type : kDependents) {
+    if (type != kConditionValidationSucceeded && !conditions.IsTrue(type)) {
+      pending.push_back(std::string(type));
     }
   }
-  return first_error;
+  if (pending.empty()) {
+    conditions.SetTrue(kConditionValidationSucceeded);
+  } else {
+    conditions.SetUnknown(kConditionValidationSucceeded, kReasonDependenciesNotReady,
+                          Cat("waiting for ", absl::StrJoin(pending, ", ")));
+  }
+}
+
+}  // namespace
+
+absl::Status NodeClassController::Resolve(awsv1::EC2NodeClass& desired) {
+  const absl::Time now = deps_.clock.Now();
+  NodeClassConditions conditions(desired.status.conditions, desired.metadata.generation,
+                                 WholeSeconds(now));
+  Resolution r{.desired = desired, .conditions = conditions};
+  ResolveSubnets(resolver_, r);
+  ResolveSecurityGroups(resolver_, r);
+  ResolveCapacityReservations(resolver_, now, r);
+  ResolveAmis(resolver_, KubernetesVersion(), now, r);
+  ResolveInstanceProfile(profiles_, r);
+  SetValidationSucceeded(desired.spec, !options_.cluster_cidr.empty(), conditions);
+  return r.first_error;
 }
 
 absl::Status NodeClassController::RestampNodeClaims(const awsv1::EC2NodeClass& node_class,
