@@ -82,6 +82,96 @@ int ProgressCallback(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t)
   return state->cancel != nullptr && state->cancel->load() ? 1 : 0;
 }
 
+// The transfer's HTTP options: HTTP/1.1, keep-alive, compression, user agent, timeouts (the
+// request's, else the config's for buffered requests), method and body. `request` must outlive
+// the transfer (the body is not copied).
+void SetHttpOptions(CURL* curl, const RestConfig& config, const HttpRequest& request,
+                    bool streaming) {
+  curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // gzip when the server offers it
+  curl_easy_setopt(curl, CURLOPT_USERAGENT, config.user_agent.c_str());
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 10'000L);
+  absl::Duration timeout = request.timeout;
+  if (timeout == absl::ZeroDuration() && !streaming) timeout = config.timeout;
+  if (timeout > absl::ZeroDuration()) {
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS,
+                     static_cast<long>(absl::ToInt64Milliseconds(timeout)));
+  }
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  if (request.method == "HEAD") curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  if (!request.body.empty() || request.method == "POST" || request.method == "PUT" ||
+      request.method == "PATCH") {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(request.body.size()));
+  }
+}
+
+// The TLS blobs of one transfer; they must outlive it.
+struct TlsBlobs {
+  curl_blob ca{};
+  curl_blob cert{};
+  curl_blob key{};
+};
+
+// Server verification (skipped, or against the config's CA) and the client certificate.
+void SetTlsOptions(CURL* curl, const RestConfig& config, const Credentials& creds,
+                   TlsBlobs& blobs) {
+  if (config.insecure_skip_tls_verify) {
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+  } else if (!config.ca_pem.empty()) {
+    blobs.ca =
+        curl_blob{const_cast<char*>(config.ca_pem.data()), config.ca_pem.size(), CURL_BLOB_NOCOPY};
+    curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &blobs.ca);
+  }
+  if (!creds.client_cert_pem.empty()) {
+    blobs.cert = curl_blob{const_cast<char*>(creds.client_cert_pem.data()),
+                           creds.client_cert_pem.size(), CURL_BLOB_COPY};
+    blobs.key = curl_blob{const_cast<char*>(creds.client_key_pem.data()),
+                          creds.client_key_pem.size(), CURL_BLOB_COPY};
+    curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
+    curl_easy_setopt(curl, CURLOPT_SSLCERT_BLOB, &blobs.cert);
+    curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
+    curl_easy_setopt(curl, CURLOPT_SSLKEY_BLOB, &blobs.key);
+  }
+}
+
+// The request headers (JSON, bearer token, content type, no Expect, the route's Host); the
+// caller frees the list after the transfer.
+curl_slist* RequestHeaders(const HttpRequest& request, const Credentials& creds,
+                           const std::optional<TlsServerNameRoute>& route) {
+  curl_slist* headers = nullptr;
+  headers = curl_slist_append(headers, "Accept: application/json");
+  if (!creds.bearer_token.empty()) {
+    const std::string auth = absl::StrCat("Authorization: Bearer ", creds.bearer_token);
+    headers = curl_slist_append(headers, auth.c_str());
+  }
+  if (!request.content_type.empty()) {
+    const std::string content_type = absl::StrCat("Content-Type: ", request.content_type);
+    headers = curl_slist_append(headers, content_type.c_str());
+  }
+  headers = curl_slist_append(headers, "Expect:");
+  if (route.has_value()) headers = curl_slist_append(headers, route->host_header.c_str());
+  return headers;
+}
+
+// Body, header and (when the transfer can be cancelled) progress callbacks over `state`.
+void SetCallbacks(CURL* curl, TransferState& state, bool cancellable) {
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &WriteCallback);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &state);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &HeaderCallback);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &state);
+  if (cancellable) {
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &ProgressCallback);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &state);
+  }
+}
+
 bool IsIdempotent(const HttpRequest& request) {
   return request.method == "GET" || request.method == "HEAD";
 }
@@ -253,74 +343,12 @@ absl::StatusOr<HttpResponse> RestClient::Perform(Handle& handle, const HttpReque
     connect_to = curl_slist_append(connect_to, route_->connect_to.c_str());
     curl_easy_setopt(curl, CURLOPT_CONNECT_TO, connect_to);
   }
-  curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
-  curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // gzip when the server offers it
-  curl_easy_setopt(curl, CURLOPT_USERAGENT, config_.user_agent.c_str());
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 10'000L);
-  absl::Duration timeout = request.timeout;
-  if (timeout == absl::ZeroDuration() && on_data == nullptr) timeout = config_.timeout;
-  if (timeout > absl::ZeroDuration()) {
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS,
-                     static_cast<long>(absl::ToInt64Milliseconds(timeout)));
-  }
-  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-  if (request.method == "HEAD") curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
-  if (!request.body.empty() || request.method == "POST" || request.method == "PUT" ||
-      request.method == "PATCH") {
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
-                     static_cast<curl_off_t>(request.body.size()));
-  }
-  // TLS.
-  curl_blob ca_blob{};
-  curl_blob cert_blob{};
-  curl_blob key_blob{};
-  if (config_.insecure_skip_tls_verify) {
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
-  } else if (!config_.ca_pem.empty()) {
-    ca_blob = curl_blob{const_cast<char*>(config_.ca_pem.data()), config_.ca_pem.size(),
-                        CURL_BLOB_NOCOPY};
-    curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &ca_blob);
-  }
-  if (!creds.client_cert_pem.empty()) {
-    cert_blob = curl_blob{const_cast<char*>(creds.client_cert_pem.data()),
-                          creds.client_cert_pem.size(), CURL_BLOB_COPY};
-    key_blob = curl_blob{const_cast<char*>(creds.client_key_pem.data()),
-                         creds.client_key_pem.size(), CURL_BLOB_COPY};
-    curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
-    curl_easy_setopt(curl, CURLOPT_SSLCERT_BLOB, &cert_blob);
-    curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
-    curl_easy_setopt(curl, CURLOPT_SSLKEY_BLOB, &key_blob);
-  }
-  // Headers.
-  curl_slist* headers = nullptr;
-  headers = curl_slist_append(headers, "Accept: application/json");
-  std::string auth;
-  if (!creds.bearer_token.empty()) {
-    auth = absl::StrCat("Authorization: Bearer ", creds.bearer_token);
-    headers = curl_slist_append(headers, auth.c_str());
-  }
-  std::string content_type;
-  if (!request.content_type.empty()) {
-    content_type = absl::StrCat("Content-Type: ", request.content_type);
-    headers = curl_slist_append(headers, content_type.c_str());
-  }
-  headers = curl_slist_append(headers, "Expect:");
-  if (route_.has_value()) headers = curl_slist_append(headers, route_->host_header.c_str());
+  SetHttpOptions(curl, config_, request, /*streaming=*/on_data != nullptr);
+  TlsBlobs blobs;
+  SetTlsOptions(curl, config_, creds, blobs);
+  curl_slist* headers = RequestHeaders(request, creds, route_);
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &WriteCallback);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &state);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &HeaderCallback);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &state);
-  if (cancel != nullptr) {
-    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &ProgressCallback);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &state);
-  }
+  SetCallbacks(curl, state, /*cancellable=*/cancel != nullptr);
   char error_buffer[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
 
