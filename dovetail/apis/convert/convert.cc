@@ -281,75 +281,91 @@ void ApplyGlobalTags(Json& node_class, Context& ctx, const GlobalSettings& globa
 
 // ---- NodePool ---------------------------------------------------------------------------------
 
-Json ConvertProvisioner(const Json& in, Context& ctx, State& state, size_t index) {
-  Json out = {{"apiVersion", "karpenter.sh/v1"}, {"kind", "NodePool"}};
-  out["metadata"] = in.value("metadata", Json::object());
-  ctx.Change("apiVersion karpenter.sh/v1alpha5 Provisioner -> karpenter.sh/v1 NodePool");
-  RenameMetadata(out, "", ctx);
-  const Json spec = in.value("spec", Json::object());
+// A v1 NodePool as it is assembled from a v1alpha5 Provisioner's fields.
+struct PoolParts {
+  Json out;
   Json tmpl_meta = Json::object();
   Json tmpl_spec = Json::object();
   Json disruption = Json::object();
-  Json kubelet;
-  std::string node_class;
-  for (auto it = spec.begin(); it != spec.end(); ++it) {
-    const std::string& key = it.key();
-    const Json& v = it.value();
-    const std::string path = "spec." + key;
-    if (key == "labels" || key == "annotations") {
-      tmpl_meta[key] = v;
-      RenameKeys(tmpl_meta[key], "spec.template.metadata." + key, ctx);
-      ctx.Change(path + " -> spec.template.metadata." + key);
-    } else if (key == "requirements" || key == "taints" || key == "startupTaints") {
-      tmpl_spec[key] = v;
-      ctx.Change(path + " -> spec.template.spec." + key);
-    } else if (key == "kubeletConfiguration") {
-      kubelet = v;
-      if (kubelet.is_object() && kubelet.contains("containerRuntime")) {
-        if (kubelet["containerRuntime"] != "containerd") {
-          ctx.Error(path + ".containerRuntime",
-                    "only containerd is supported in v1, got " + Str(kubelet["containerRuntime"]));
-        }
-        kubelet.erase("containerRuntime");
-        ctx.Change(path + ".containerRuntime -> removed (containerd is the only runtime)");
-      }
-      ctx.Change(path + " -> EC2NodeClass.spec.kubelet");
-    } else if (key == "providerRef") {
-      Json ref;
-      if (ConvertRef(v, path, ctx, &ref)) {
-        tmpl_spec["nodeClassRef"] = ref;
-        node_class = ref["name"].get<std::string>();
-        ctx.Change(path + " -> spec.template.spec.nodeClassRef: " + ref.dump());
-      }
-    } else if (key == "provider") {
-      ctx.Error(path, "inline provider is not supported; move it to an AWSNodeTemplate");
-    } else if (key == "ttlSecondsAfterEmpty") {
-      std::string d;
-      if (SecondsToDuration(v, path, ctx, &d)) disruption["consolidateAfter"] = d;
-    } else if (key == "consolidation") {
-      // handled below
-    } else if (key == "ttlSecondsUntilExpired") {
-      std::string d;
-      if (SecondsToDuration(v, path, ctx, &d)) {
-        tmpl_spec["expireAfter"] = d;
-        ctx.Change(path + " -> spec.template.spec.expireAfter: " + d);
-      }
-    } else if (key == "limits") {
-      if (v.is_object() && v.contains("resources")) {
-        out["spec"]["limits"] = v["resources"];
-        ctx.Change("spec.limits.resources -> spec.limits");
-      }
-      if (v.is_object()) {
-        for (auto l = v.begin(); l != v.end(); ++l) {
-          if (l.key() != "resources") ctx.Error(path + "." + l.key(), "unknown field");
-        }
-      }
-    } else if (key == "weight") {
-      out["spec"]["weight"] = v;
-    } else {
-      ctx.Error(path, "unknown v1alpha5 Provisioner field; cannot convert");
+  Json kubelet;            // the kubeletConfiguration, for the EC2NodeClass
+  std::string node_class;  // the providerRef's name
+};
+
+// spec.kubeletConfiguration without its containerRuntime (containerd only).
+Json ConvertKubeletConfiguration(const Json& v, const std::string& path, Context& ctx) {
+  Json kubelet = v;
+  if (kubelet.is_object() && kubelet.contains("containerRuntime")) {
+    if (kubelet["containerRuntime"] != "containerd") {
+      ctx.Error(path + ".containerRuntime",
+                "only containerd is supported in v1, got " + Str(kubelet["containerRuntime"]));
+    }
+    kubelet.erase("containerRuntime");
+    ctx.Change(path + ".containerRuntime -> removed (containerd is the only runtime)");
+  }
+  ctx.Change(path + " -> EC2NodeClass.spec.kubelet");
+  return kubelet;
+}
+
+// spec.limits.resources -> spec.limits; any other limits field is an error.
+void ConvertLimits(const Json& v, const std::string& path, Context& ctx, Json& out) {
+  if (v.is_object() && v.contains("resources")) {
+    out["spec"]["limits"] = v["resources"];
+    ctx.Change("spec.limits.resources -> spec.limits");
+  }
+  if (v.is_object()) {
+    for (auto l = v.begin(); l != v.end(); ++l) {
+      if (l.key() != "resources") ctx.Error(path + "." + l.key(), "unknown field");
     }
   }
+}
+
+// One field of a Provisioner's spec into `parts` (consolidation is read by
+// ConvertConsolidation).
+void ConvertProvisionerField(const std::string& key, const Json& v, Context& ctx,
+                             PoolParts& parts) {
+  const std::string path = "spec." + key;
+  if (key == "labels" || key == "annotations") {
+    parts.tmpl_meta[key] = v;
+    RenameKeys(parts.tmpl_meta[key], "spec.template.metadata." + key, ctx);
+    ctx.Change(path + " -> spec.template.metadata." + key);
+  } else if (key == "requirements" || key == "taints" || key == "startupTaints") {
+    parts.tmpl_spec[key] = v;
+    ctx.Change(path + " -> spec.template.spec." + key);
+  } else if (key == "kubeletConfiguration") {
+    parts.kubelet = ConvertKubeletConfiguration(v, path, ctx);
+  } else if (key == "providerRef") {
+    Json ref;
+    if (ConvertRef(v, path, ctx, &ref)) {
+      parts.tmpl_spec["nodeClassRef"] = ref;
+      parts.node_class = ref["name"].get<std::string>();
+      ctx.Change(path + " -> spec.template.spec.nodeClassRef: " + ref.dump());
+    }
+  } else if (key == "provider") {
+    ctx.Error(path, "inline provider is not supported; move it to an AWSNodeTemplate");
+  } else if (key == "ttlSecondsAfterEmpty") {
+    std::string d;
+    if (SecondsToDuration(v, path, ctx, &d)) parts.disruption["consolidateAfter"] = d;
+  } else if (key == "consolidation") {
+    // handled by ConvertConsolidation
+  } else if (key == "ttlSecondsUntilExpired") {
+    std::string d;
+    if (SecondsToDuration(v, path, ctx, &d)) {
+      parts.tmpl_spec["expireAfter"] = d;
+      ctx.Change(path + " -> spec.template.spec.expireAfter: " + d);
+    }
+  } else if (key == "limits") {
+    ConvertLimits(v, path, ctx, parts.out);
+  } else if (key == "weight") {
+    parts.out["spec"]["weight"] = v;
+  } else {
+    ctx.Error(path, "unknown v1alpha5 Provisioner field; cannot convert");
+  }
+}
+
+// spec.disruption from spec.consolidation and the consolidateAfter of ttlSecondsAfterEmpty
+// already in `disruption`: WhenEmptyOrUnderutilized after 0s, WhenEmpty after the TTL, or
+// WhenEmpty never.
+void ConvertConsolidation(const Json& spec, Context& ctx, Json& disruption) {
   const bool consolidation = spec.contains("consolidation") && spec["consolidation"].is_object() &&
                              spec["consolidation"].value("enabled", false) == true;
   if (consolidation && spec.contains("ttlSecondsAfterEmpty")) {
@@ -374,16 +390,11 @@ Json ConvertProvisioner(const Json& in, Context& ctx, State& state, size_t index
         "(no ttlSecondsAfterEmpty, no consolidation) -> spec.disruption.consolidationPolicy: "
         "WhenEmpty, consolidateAfter: Never");
   }
-  if (!tmpl_spec.contains("expireAfter")) {
-    tmpl_spec["expireAfter"] = "Never";
-    ctx.Change("(no ttlSecondsUntilExpired) -> spec.template.spec.expireAfter: Never");
-  }
-  if (!tmpl_spec.contains("nodeClassRef")) {
-    if (!spec.contains("providerRef")) {
-      ctx.Error("spec.providerRef", "required: a v1 NodePool needs a nodeClassRef");
-    }
-  }
-  // The implicit v1alpha5 default requirements (AWS provider), written out.
+}
+
+// The implicit v1alpha5 default requirements (AWS provider), written out where the template's
+// requirements do not already constrain their keys.
+void AddImplicitRequirements(Json& tmpl_spec, Context& ctx) {
   Json& reqs = tmpl_spec["requirements"];
   if (reqs.is_null()) reqs = Json::array();
   auto add = [&](const std::vector<std::string>& keys, Json req) {
@@ -405,11 +416,37 @@ Json ConvertProvisioner(const Json& in, Context& ctx, State& state, size_t index
   add({"node.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-family",
        "karpenter.k8s.aws/instance-generation"},
       {{"key", "karpenter.k8s.aws/instance-generation"}, {"operator", "Gt"}, {"values", {"2"}}});
-  if (!tmpl_meta.empty()) out["spec"]["template"]["metadata"] = tmpl_meta;
-  out["spec"]["template"]["spec"] = tmpl_spec;
-  out["spec"]["disruption"] = disruption;
-  if (!node_class.empty()) state.pool_kubelets.push_back({index, node_class, kubelet});
-  return out;
+}
+
+Json ConvertProvisioner(const Json& in, Context& ctx, State& state, size_t index) {
+  PoolParts parts;
+  parts.out = Json{{"apiVersion", "karpenter.sh/v1"}, {"kind", "NodePool"}};
+  parts.out["metadata"] = in.value("metadata", Json::object());
+  ctx.Change("apiVersion karpenter.sh/v1alpha5 Provisioner -> karpenter.sh/v1 NodePool");
+  RenameMetadata(parts.out, "", ctx);
+  const Json spec = in.value("spec", Json::object());
+  for (auto it = spec.begin(); it != spec.end(); ++it) {
+    ConvertProvisionerField(it.key(), it.value(), ctx, parts);
+  }
+  ConvertConsolidation(spec, ctx, parts.disruption);
+  if (!parts.tmpl_spec.contains("expireAfter")) {
+    parts.tmpl_spec["expireAfter"] = "Never";
+    ctx.Change("(no ttlSecondsUntilExpired) -> spec.template.spec.expireAfter: Never");
+  }
+  if (!parts.tmpl_spec.contains("nodeClassRef")) {
+    if (!spec.contains("providerRef")) {
+      ctx.Error("spec.providerRef", "required: a v1 NodePool needs a nodeClassRef");
+    }
+  }
+  AddImplicitRequirements(parts.tmpl_spec, ctx);
+  Json& out = parts.out;
+  if (!parts.tmpl_meta.empty()) out["spec"]["template"]["metadata"] = parts.tmpl_meta;
+  out["spec"]["template"]["spec"] = parts.tmpl_spec;
+  out["spec"]["disruption"] = parts.disruption;
+  if (!parts.node_class.empty()) {
+    state.pool_kubelets.push_back({index, parts.node_class, parts.kubelet});
+  }
+  return parts.out;
 }
 
 Json ConvertNodePoolV1beta1(const Json& in, Context& ctx, State& state, size_t index) {
