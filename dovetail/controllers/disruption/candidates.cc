@@ -227,15 +227,218 @@ struct Rejection {
   std::string message;
 };
 
+constexpr char kBlocked[] = "DisruptionBlocked";
+
+using PdbsByNamespace =
+    absl::flat_hash_map<std::string, std::vector<const core::PodDisruptionBudget*>>;
+
+PdbsByNamespace IndexPdbs(const std::vector<core::PodDisruptionBudget>& pdbs) {
+  PdbsByNamespace out;
+  for (const core::PodDisruptionBudget& pdb : pdbs) {
+    out[pdb.metadata.namespace_].push_back(&pdb);
+  }
+  return out;
+}
+
+// Why a managed, registered node is no candidate of any method: its lifecycle, the orchestration
+// queue, a nomination, its do-not-disrupt annotation, or a NodePool or instance types that do not
+// resolve. nullopt when none of these holds.
+std::optional<Rejection> NodeBlock(const ClusterView& view, const state::StateNode& sn) {
+  if (!sn.Initialized()) return Rejection{"", "node is not initialized"};
+  if (sn.Deleting()) return Rejection{"", "node is being deleted"};
+  if (sn.marked_for_deletion) return Rejection{"", "node is marked for deletion"};
+  if (view.queued.contains(sn.Key())) {
+    return Rejection{"", "node is already being disrupted (in the orchestration queue)"};
+  }
+  if (sn.Nominated(view.now)) return Rejection{kBlocked, "node is nominated for a pending pod"};
+  if (const std::string* dnd = sn.node->meta.Annotation(v1::kDoNotDisruptAnnotationKey);
+      dnd != nullptr && *dnd == "true") {
+    return Rejection{kBlocked,
+                     absl::StrCat("disruption is blocked through the \"",
+                                  std::string(v1::kDoNotDisruptAnnotationKey), "\" annotation")};
+  }
+  const std::string pool_name = sn.NodePool();
+  if (pool_name.empty()) {
+    return Rejection{kBlocked, absl::StrCat("node does not have label \"",
+                                            std::string(v1::kNodePoolLabelKey), "\"")};
+  }
+  if (!view.node_pools.contains(pool_name)) {
+    return Rejection{kBlocked, absl::StrCat("NodePool \"", pool_name, "\" not found")};
+  }
+  if (!view.instance_types.contains(pool_name)) {
+    return Rejection{kBlocked, absl::StrCat("instance types of NodePool \"", pool_name,
+                                            "\" could not be resolved")};
+  }
+  return std::nullopt;
+}
+
+// The candidate's identity and offering from the node's labels.
+Candidate LabelledCandidate(const state::StateNode& sn, const std::string& pool_name) {
+  const core::StringMap labels = sn.Labels();
+  auto label = [&](std::string_view key) {
+    auto it = labels.find(key);
+    return it == labels.end() ? std::string() : it->second;
+  };
+  Candidate c;
+  c.node = sn;
+  c.name = sn.Name();
+  c.node_claim = sn.node_claim->metadata.name;
+  c.node_pool = pool_name;
+  c.instance_type = label(v1::kLabelInstanceType);
+  c.zone = label(v1::kLabelTopologyZone);
+  c.capacity_type = label(v1::kCapacityTypeLabelKey);
+  return c;
+}
+
+const cloudprovider::InstanceType* FindType(
+    const std::vector<cloudprovider::InstanceTypePtr>& types, const std::string& name) {
+  for (const cloudprovider::InstanceTypePtr& t : types) {
+    if (t != nullptr && t->name() == name) return t.get();
+  }
+  return nullptr;
+}
+
+// The first pod-level block of a node: a pod with an active do-not-disrupt annotation, else an
+// evictable pod a PDB blocks; "" when none.
+std::string PodBlock(const std::vector<state::PodPtr>& pods, const PdbsByNamespace& pdbs,
+                     absl::Time now) {
+  static const std::vector<const core::PodDisruptionBudget*> kNoPdbs;
+  for (const state::PodPtr& pod : pods) {
+    if (internal::HasActiveDoNotDisrupt(*pod, now)) {
+      return absl::StrCat("pod \"", pod->meta.Key(), "\" has \"",
+                          std::string(v1::kDoNotDisruptAnnotationKey), "\" annotation");
+    }
+  }
+  for (const state::PodPtr& pod : pods) {
+    if (!internal::IsEvictable(*pod)) continue;
+    auto ns = pdbs.find(*pod->meta.namespace_);
+    std::string block = PdbBlock(*pod, ns == pdbs.end() ? kNoPdbs : ns->second);
+    if (!block.empty()) return block;
+  }
+  return "";
+}
+
+// The candidate's pods and costs (eviction cost x lifetime remaining; 1 + the reschedulable
+// pods' costs), whether it is empty, and since when it is drifted.
+void AddPodsAndCosts(const state::StateNode& sn, const std::vector<state::PodPtr>& pods,
+                     absl::Time now, Candidate& c) {
+  const double lifetime = internal::LifetimeRemaining(sn, now);
+  double eviction_costs = 0;
+  c.reschedule_disruption_cost = 1;
+  for (const state::PodPtr& pod : pods) {
+    c.pods.push_back(pod);
+    const double cost = EvictionCost(*pod);
+    eviction_costs += cost;
+    if (provisioning::IsReschedulable(*pod, now)) {
+      c.reschedulable.push_back(pod);
+      c.reschedule_disruption_cost += std::max(0.0, cost);
+    }
+  }
+  c.disruption_cost = eviction_costs * lifetime;
+  c.empty = c.reschedule_disruption_cost <= 1.0;
+  if (const core::Condition* drifted =
+          v1::FindCondition(sn.node_claim->status.conditions, nodeclaim::kConditionDrifted);
+      drifted != nullptr && drifted->status == core::ConditionStatus::kTrue) {
+    c.drifted_since = drifted->last_transition_time.value_or(absl::InfinitePast());
+  }
+}
+
+// The consolidation methods' predicate; `type` is the candidate's instance type (null when not
+// in the pool's catalog), `price` its offering's.
+std::optional<Rejection> ConsolidationRejection(const ClusterView& view, const v1::NodePool& pool,
+                                                const Candidate& c,
+                                                const cloudprovider::InstanceType* type,
+                                                std::optional<double> price,
+                                                const Options& options) {
+  constexpr char kUnconsolidatable[] = "Unconsolidatable";
+  const absl::Duration min_age = internal::MinNodeAge(pool, options);
+  const absl::Time created =
+      c.node.node_claim->metadata.creation_timestamp.value_or(absl::InfinitePast());
+  if (v1::IsStatic(pool)) return Rejection{"", "NodePool is static"};
+  if (type == nullptr) {
+    return Rejection{kUnconsolidatable,
+                     absl::StrCat("instance type \"", c.instance_type, "\" not found")};
+  }
+  if (c.capacity_type.empty() || c.zone.empty() || !price.has_value()) {
+    return Rejection{
+        kUnconsolidatable,
+        absl::StrCat("node does not have labels \"", std::string(v1::kCapacityTypeLabelKey),
+                     "\" and \"", std::string(v1::kLabelTopologyZone), "\" of a known offering")};
+  }
+  if (ConsolidateAfterNever(pool)) {
+    return Rejection{kUnconsolidatable,
+                     absl::StrCat("NodePool \"", c.node_pool,
+                                  "\" has consolidation disabled (consolidateAfter Never)")};
+  }
+  if (c.empty) return Rejection{"", "node is empty (left to emptiness)"};
+  if (internal::ConsolidationPolicyOf(pool) == v1::ConsolidationPolicy::kWhenEmpty) {
+    return Rejection{kUnconsolidatable,
+                     absl::StrCat("NodePool \"", c.node_pool,
+                                  "\" has consolidation disabled (policy WhenEmpty)")};
+  }
+  if (!ConditionTrue(*c.node.node_claim, nodeclaim::kConditionConsolidatable)) {
+    return Rejection{"", "node is not consolidatable yet (consolidateAfter)"};
+  }
+  if (min_age > absl::ZeroDuration() && view.now - created < min_age) {
+    return Rejection{
+        "", absl::StrCat("node is younger than the minimum node age ", FormatGoDuration(min_age))};
+  }
+  return std::nullopt;
+}
+
+// The method's predicate over a candidate that passed the node- and pod-level checks.
+std::optional<Rejection> MethodRejection(Method method, const ClusterView& view,
+                                         const v1::NodePool& pool, const Candidate& c,
+                                         const cloudprovider::InstanceType* type,
+                                         std::optional<double> price, const Options& options) {
+  switch (method) {
+    case Method::kEmptiness:
+      if (v1::IsStatic(pool)) return Rejection{"", "NodePool is static"};
+      if (ConsolidateAfterNever(pool)) return Rejection{"", "NodePool has consolidateAfter Never"};
+      if (!c.empty) return Rejection{"", "node is not empty"};
+      if (!ConditionTrue(*c.node.node_claim, nodeclaim::kConditionConsolidatable)) {
+        return Rejection{"", "node is not consolidatable yet (consolidateAfter)"};
+      }
+      return std::nullopt;
+    case Method::kDrift:
+      if (v1::IsStatic(pool)) return Rejection{"", "NodePool is static"};
+      if (!c.drifted_since.has_value()) return Rejection{"", "node is not drifted"};
+      return std::nullopt;
+    case Method::kMultiNodeConsolidation:
+    case Method::kSingleNodeConsolidation:
+      return ConsolidationRejection(view, pool, c, type, price, options);
+  }
+  return std::nullopt;
+}
+
+// Drift: empty ones first, then oldest Drifted; the others: descending price /
+// RescheduleDisruptionCost. Ties by name.
+void SortCandidates(Method method, std::vector<Candidate>& candidates) {
+  if (method == Method::kDrift) {
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& a, const Candidate& b) {
+                       if (a.empty != b.empty) return a.empty;
+                       if (*a.drifted_since != *b.drifted_since) {
+                         return *a.drifted_since < *b.drifted_since;
+                       }
+                       return a.name < b.name;
+                     });
+  } else {
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& a, const Candidate& b) {
+                       const double ra = a.price / a.reschedule_disruption_cost;
+                       const double rb = b.price / b.reschedule_disruption_cost;
+                       if (ra != rb) return ra > rb;
+                       return a.name < b.name;
+                     });
+  }
+}
+
 }  // namespace
 
 std::vector<Candidate> GetCandidates(const ClusterView& view, Method method, const Options& options,
                                      std::vector<Explanation>* explanations) {
-  absl::flat_hash_map<std::string, std::vector<const core::PodDisruptionBudget*>> pdbs;
-  for (const core::PodDisruptionBudget& pdb : view.pdbs) {
-    pdbs[pdb.metadata.namespace_].push_back(&pdb);
-  }
-  static const std::vector<const core::PodDisruptionBudget*> kNoPdbs;
+  const PdbsByNamespace pdbs = IndexPdbs(view.pdbs);
   static const std::vector<state::PodPtr> kNoPods;
 
   std::vector<Candidate> out;
@@ -252,71 +455,15 @@ std::vector<Candidate> GetCandidates(const ClusterView& view, Method method, con
                                           .event_reason = std::move(event_reason),
                                           .message = std::move(message)});
     };
-    constexpr char kBlocked[] = "DisruptionBlocked";
-    if (!sn.Initialized()) {
-      explain("", "node is not initialized");
-      continue;
-    }
-    if (sn.Deleting()) {
-      explain("", "node is being deleted");
-      continue;
-    }
-    if (sn.marked_for_deletion) {
-      explain("", "node is marked for deletion");
-      continue;
-    }
-    if (view.queued.contains(sn.Key())) {
-      explain("", "node is already being disrupted (in the orchestration queue)");
-      continue;
-    }
-    if (sn.Nominated(view.now)) {
-      explain(kBlocked, "node is nominated for a pending pod");
-      continue;
-    }
-    if (const std::string* dnd = sn.node->meta.Annotation(v1::kDoNotDisruptAnnotationKey);
-        dnd != nullptr && *dnd == "true") {
-      explain(kBlocked, absl::StrCat("disruption is blocked through the \"",
-                                     std::string(v1::kDoNotDisruptAnnotationKey), "\" annotation"));
+    if (std::optional<Rejection> blocked = NodeBlock(view, sn); blocked.has_value()) {
+      explain(std::move(blocked->event_reason), std::move(blocked->message));
       continue;
     }
     const std::string pool_name = sn.NodePool();
-    if (pool_name.empty()) {
-      explain(kBlocked, absl::StrCat("node does not have label \"",
-                                     std::string(v1::kNodePoolLabelKey), "\""));
-      continue;
-    }
-    auto pool_it = view.node_pools.find(pool_name);
-    if (pool_it == view.node_pools.end()) {
-      explain(kBlocked, absl::StrCat("NodePool \"", pool_name, "\" not found"));
-      continue;
-    }
-    const v1::NodePool& pool = pool_it->second;
-    auto types_it = view.instance_types.find(pool_name);
-    if (types_it == view.instance_types.end()) {
-      explain(kBlocked,
-              absl::StrCat("instance types of NodePool \"", pool_name, "\" could not be resolved"));
-      continue;
-    }
-    const core::StringMap labels = sn.Labels();
-    auto label = [&](std::string_view key) {
-      auto it = labels.find(key);
-      return it == labels.end() ? std::string() : it->second;
-    };
-    Candidate c;
-    c.node = sn;
-    c.name = name;
-    c.node_claim = sn.node_claim->metadata.name;
-    c.node_pool = pool_name;
-    c.instance_type = label(v1::kLabelInstanceType);
-    c.zone = label(v1::kLabelTopologyZone);
-    c.capacity_type = label(v1::kCapacityTypeLabelKey);
-    const cloudprovider::InstanceType* type = nullptr;
-    for (const cloudprovider::InstanceTypePtr& t : types_it->second) {
-      if (t != nullptr && t->name() == c.instance_type) {
-        type = t.get();
-        break;
-      }
-    }
+    const v1::NodePool& pool = view.node_pools.at(pool_name);
+    Candidate c = LabelledCandidate(sn, pool_name);
+    const cloudprovider::InstanceType* type =
+        FindType(view.instance_types.at(pool_name), c.instance_type);
     std::optional<double> price;
     if (type != nullptr) price = internal::NodePrice(*type, c.zone, c.capacity_type);
     c.price = price.value_or(0);
@@ -327,129 +474,22 @@ std::vector<Candidate> GetCandidates(const ClusterView& view, Method method, con
         pods_it == view.snapshot.pods_by_node.end() ? kNoPods : pods_it->second;
     const bool ignore_pod_blocks =
         method == Method::kDrift && sn.node_claim->spec.termination_grace_period.has_value();
-    std::string pod_block;
-    if (!ignore_pod_blocks) {
-      for (const state::PodPtr& pod : pods) {
-        if (internal::HasActiveDoNotDisrupt(*pod, view.now)) {
-          pod_block = absl::StrCat("pod \"", pod->meta.Key(), "\" has \"",
-                                   std::string(v1::kDoNotDisruptAnnotationKey), "\" annotation");
-          break;
-        }
-      }
-      if (pod_block.empty()) {
-        for (const state::PodPtr& pod : pods) {
-          if (!internal::IsEvictable(*pod)) continue;
-          auto ns = pdbs.find(*pod->meta.namespace_);
-          pod_block = PdbBlock(*pod, ns == pdbs.end() ? kNoPdbs : ns->second);
-          if (!pod_block.empty()) break;
-        }
-      }
-    }
-    if (!pod_block.empty()) {
-      explain(kBlocked, std::move(pod_block));
+    if (std::string block = ignore_pod_blocks ? "" : PodBlock(pods, pdbs, view.now);
+        !block.empty()) {
+      explain(kBlocked, std::move(block));
       continue;
     }
 
-    const double lifetime = internal::LifetimeRemaining(sn, view.now);
-    double eviction_costs = 0;
-    c.reschedule_disruption_cost = 1;
-    for (const state::PodPtr& pod : pods) {
-      c.pods.push_back(pod);
-      const double cost = EvictionCost(*pod);
-      eviction_costs += cost;
-      if (provisioning::IsReschedulable(*pod, view.now)) {
-        c.reschedulable.push_back(pod);
-        c.reschedule_disruption_cost += std::max(0.0, cost);
-      }
-    }
-    c.disruption_cost = eviction_costs * lifetime;
-    c.empty = c.reschedule_disruption_cost <= 1.0;
-    if (const core::Condition* drifted =
-            v1::FindCondition(sn.node_claim->status.conditions, nodeclaim::kConditionDrifted);
-        drifted != nullptr && drifted->status == core::ConditionStatus::kTrue) {
-      c.drifted_since = drifted->last_transition_time.value_or(absl::InfinitePast());
-    }
-
-    // The method's predicate.
-    const bool consolidatable = ConditionTrue(*sn.node_claim, nodeclaim::kConditionConsolidatable);
-    std::optional<Rejection> rejected;
-    switch (method) {
-      case Method::kEmptiness:
-        if (v1::IsStatic(pool)) {
-          rejected = Rejection{"", "NodePool is static"};
-        } else if (ConsolidateAfterNever(pool)) {
-          rejected = Rejection{"", "NodePool has consolidateAfter Never"};
-        } else if (!c.empty) {
-          rejected = Rejection{"", "node is not empty"};
-        } else if (!consolidatable) {
-          rejected = Rejection{"", "node is not consolidatable yet (consolidateAfter)"};
-        }
-        break;
-      case Method::kDrift:
-        if (v1::IsStatic(pool)) {
-          rejected = Rejection{"", "NodePool is static"};
-        } else if (!c.drifted_since.has_value()) {
-          rejected = Rejection{"", "node is not drifted"};
-        }
-        break;
-      case Method::kMultiNodeConsolidation:
-      case Method::kSingleNodeConsolidation: {
-        constexpr char kUnconsolidatable[] = "Unconsolidatable";
-        const absl::Duration min_age = internal::MinNodeAge(pool, options);
-        const absl::Time created =
-            sn.node_claim->metadata.creation_timestamp.value_or(absl::InfinitePast());
-        if (v1::IsStatic(pool)) {
-          rejected = Rejection{"", "NodePool is static"};
-        } else if (type == nullptr) {
-          rejected = Rejection{kUnconsolidatable,
-                               absl::StrCat("instance type \"", c.instance_type, "\" not found")};
-        } else if (c.capacity_type.empty() || c.zone.empty() || !price.has_value()) {
-          rejected = Rejection{
-              kUnconsolidatable,
-              absl::StrCat("node does not have labels \"", std::string(v1::kCapacityTypeLabelKey),
-                           "\" and \"", std::string(v1::kLabelTopologyZone),
-                           "\" of a known offering")};
-        } else if (ConsolidateAfterNever(pool)) {
-          rejected = Rejection{kUnconsolidatable,
-                               absl::StrCat("NodePool \"", pool_name,
-                                            "\" has consolidation disabled (consolidateAfter "
-                                            "Never)")};
-        } else if (c.empty) {
-          rejected = Rejection{"", "node is empty (left to emptiness)"};
-        } else if (internal::ConsolidationPolicyOf(pool) == v1::ConsolidationPolicy::kWhenEmpty) {
-          rejected = Rejection{kUnconsolidatable,
-                               absl::StrCat("NodePool \"", pool_name,
-                                            "\" has consolidation disabled (policy WhenEmpty)")};
-        } else if (!consolidatable) {
-          rejected = Rejection{"", "node is not consolidatable yet (consolidateAfter)"};
-        } else if (min_age > absl::ZeroDuration() && view.now - created < min_age) {
-          rejected = Rejection{"", absl::StrCat("node is younger than the minimum node age ",
-                                                FormatGoDuration(min_age))};
-        }
-        break;
-      }
-    }
-    if (rejected.has_value()) {
+    AddPodsAndCosts(sn, pods, view.now, c);
+    if (std::optional<Rejection> rejected =
+            MethodRejection(method, view, pool, c, type, price, options);
+        rejected.has_value()) {
       explain(std::move(rejected->event_reason), std::move(rejected->message));
       continue;
     }
     out.push_back(std::move(c));
   }
-
-  if (method == Method::kDrift) {
-    std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
-      if (a.empty != b.empty) return a.empty;
-      if (*a.drifted_since != *b.drifted_since) return *a.drifted_since < *b.drifted_since;
-      return a.name < b.name;
-    });
-  } else {
-    std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
-      const double ra = a.price / a.reschedule_disruption_cost;
-      const double rb = b.price / b.reschedule_disruption_cost;
-      if (ra != rb) return ra > rb;
-      return a.name < b.name;
-    });
-  }
+  SortCandidates(method, out);
   return out;
 }
 
