@@ -657,57 +657,89 @@ absl::StatusOr<MethodResult> Drift(const ClusterView& view, const Simulator& sim
   return out;
 }
 
-absl::StatusOr<MethodResult> MultiNode(const ClusterView& view, const Simulator& simulator,
-                                       BudgetMapping& budgets, const Options& options,
-                                       const Clock& clock) {
-  const absl::Time start = clock.Now();
-  MethodResult out;
-  std::vector<Candidate> all =
-      GetCandidates(view, Method::kMultiNodeConsolidation, options, &out.explanations);
-  out.eligible = all.size();
-  // Budget pre-filter: keep a candidate only while its pool has budget left.
+// Budget pre-filter of multi-node consolidation: a candidate is kept only while its pool has
+// budget left; the others are explained.
+std::vector<Candidate> WithinBudget(std::vector<Candidate> all, const BudgetMapping& budgets,
+                                    std::vector<Explanation>& explanations) {
   absl::flat_hash_map<std::string, int64_t> left;
   std::vector<Candidate> candidates;
   for (Candidate& c : all) {
     auto [it, inserted] = left.try_emplace(c.node_pool, budgets.Remaining(c.node_pool));
     if (it->second <= 0) {
-      out.explanations.push_back(Explain(c, Method::kMultiNodeConsolidation, false, "",
-                                         NoBudget(c, v1::DisruptionReason::kUnderutilized)));
+      explanations.push_back(Explain(c, Method::kMultiNodeConsolidation, false, "",
+                                     NoBudget(c, v1::DisruptionReason::kUnderutilized)));
       continue;
     }
     --it->second;
     candidates.push_back(std::move(c));
   }
-  const size_t max = std::min(candidates.size(), options.max_multi_node_batch);
-  if (max < 2) {
-    for (const Candidate& c : candidates) {
-      out.explanations.push_back(Explain(c, Method::kMultiNodeConsolidation, false, "",
-                                         "fewer than 2 candidates for multi-node consolidation"));
-    }
-    return out;
+  return candidates;
+}
+
+// The search of multi-node consolidation over the first `max` of `candidates` (at least 2),
+// until the method's time limit. It remembers what the chosen command's explanation and the
+// Balanced record need.
+class MultiNodeSearch {
+ public:
+  MultiNodeSearch(const ClusterView& view, const Simulator& simulator, const Options& options,
+                  const Clock& clock, absl::Time start, const std::vector<Candidate>& candidates,
+                  size_t max)
+      : view_(view),
+        simulator_(simulator),
+        options_(options),
+        clock_(clock),
+        start_(start),
+        candidates_(candidates),
+        max_(max),
+        balanced_(view),
+        guard_(view) {}
+
+  // The best command: with the global search, the largest savings over every prefix size, then
+  // the best group grown greedily with each candidate outside it (in order) while that increases
+  // the savings (the budget pre-filter admits any subset of the candidates); else the largest
+  // consolidatable prefix by binary search.
+  absl::StatusOr<std::optional<Command>> Run() {
+    return options_.global_multi_node_search ? SearchGlobally() : SearchPrefixes();
   }
-  const Balanced balanced(view);
-  const OnDemandBaseGuard guard(view);
-  // What the guard changed, by group (candidate names), for the chosen command's explanation.
-  absl::flat_hash_map<std::string, std::string> base_notes;
-  auto group_key = [](std::span<const Candidate> group) {
+  bool timed_out() const { return timed_out_; }
+  // What the on-demand base guard changed for `group`; "" when nothing.
+  std::string BaseNote(std::span<const Candidate> group) const {
+    auto note = base_notes_.find(GroupKey(group));
+    return note == base_notes_.end() ? "" : note->second;
+  }
+  // Records the move in `moves`: `best`'s, else the last group a Balanced pool rejected.
+  void RecordMove(const std::optional<Command>& best, std::vector<ConsolidationMove>& moves) const {
+    if (best.has_value()) {
+      const double launched = best->replacements.empty() ? 0 : best->replacements.front().price;
+      balanced_.Record(best->candidates, launched, view_, moves);
+    } else if (!last_rejected_.empty()) {
+      balanced_.Record(last_rejected_, last_rejected_price_, view_, moves);
+    }
+  }
+
+ private:
+  static std::string GroupKey(std::span<const Candidate> group) {
     std::string key;
     for (const Candidate& c : group) absl::StrAppend(&key, c.name, "\n");
     return key;
-  };
-  // The last group a Balanced pool rejected, and its replacement's price.
-  std::vector<Candidate> last_rejected;
-  double last_rejected_price = 0;
-  // A valid command for the candidates, or nullopt.
-  auto attempt = [&](std::span<const Candidate> group) -> absl::StatusOr<std::optional<Command>> {
+  }
+  std::span<const Candidate> Prefix(size_t k) const {
+    return std::span<const Candidate>(candidates_.data(), k);
+  }
+  bool Expired() const { return clock_.Now() - start_ > options_.multi_node_timeout; }
+
+  // A valid command for the group (consolidatable, keeping the on-demand base, a replacement
+  // type other than the group's, accepted by Balanced pools, above the minimum savings), or
+  // nullopt.
+  absl::StatusOr<std::optional<Command>> Attempt(std::span<const Candidate> group) {
     std::string why;
     ASSIGN_OR_RETURN(
         std::optional<Command> command,
-        ComputeConsolidation(Method::kMultiNodeConsolidation, group, simulator, options, &why));
+        ComputeConsolidation(Method::kMultiNodeConsolidation, group, simulator_, options_, &why));
     if (!command.has_value()) return std::nullopt;
-    ASSIGN_OR_RETURN(OnDemandBaseGuard::Outcome base, guard.Keep(*command, simulator));
+    ASSIGN_OR_RETURN(OnDemandBaseGuard::Outcome base, guard_.Keep(*command, simulator_));
     if (!base.refused.empty()) return std::nullopt;
-    if (!base.note.empty()) base_notes[group_key(group)] = base.note;
+    if (!base.note.empty()) base_notes_[GroupKey(group)] = base.note;
     double launched = 0;
     if (!command->replacements.empty()) {
       solver::NewNodeClaim& r = command->replacements.front();
@@ -718,55 +750,52 @@ absl::StatusOr<MethodResult> MultiNode(const ClusterView& view, const Simulator&
       for (const Candidate& c : group) sources += c.price;
       command->savings_per_hour = sources - launched;
     }
-    if (!balanced.Rejects(group, launched).empty()) {
-      last_rejected.assign(group.begin(), group.end());
-      last_rejected_price = launched;
+    if (!balanced_.Rejects(group, launched).empty()) {
+      last_rejected_.assign(group.begin(), group.end());
+      last_rejected_price_ = launched;
       return std::nullopt;
     }
-    if (!BelowMinSavings(*command, view, options).empty()) return std::nullopt;
+    if (!BelowMinSavings(*command, view_, options_).empty()) return std::nullopt;
     return command;
-  };
-  auto prefix = [&](size_t k) { return std::span<const Candidate>(candidates.data(), k); };
-  auto expired = [&] { return clock.Now() - start > options.multi_node_timeout; };
+  }
 
-  std::optional<Command> best;
-  bool timed_out = false;
-  if (options.global_multi_node_search) {
-    // Every prefix size, keeping the largest savings; then grow the best group greedily with
-    // each candidate outside it (in order) while that increases the savings. The budget
-    // pre-filter admits any subset of `candidates`.
-    for (size_t k = 2; k <= max && !(timed_out = expired()); ++k) {
-      ASSIGN_OR_RETURN(std::optional<Command> command, attempt(prefix(k)));
+  absl::StatusOr<std::optional<Command>> SearchGlobally() {
+    std::optional<Command> best;
+    for (size_t k = 2; k <= max_ && !(timed_out_ = Expired()); ++k) {
+      ASSIGN_OR_RETURN(std::optional<Command> command, Attempt(Prefix(k)));
       if (command.has_value() &&
           (!best.has_value() || command->savings_per_hour >= best->savings_per_hour)) {
         best = std::move(command);
       }
     }
-    if (best.has_value()) {
-      std::vector<Candidate> group = best->candidates;
-      for (size_t i = 0; i < max && !timed_out && !(timed_out = expired()); ++i) {
-        const Candidate& c = candidates[i];
-        bool in_group = false;
-        for (const Candidate& g : group) in_group = in_group || g.name == c.name;
-        if (in_group) continue;
-        group.push_back(c);
-        ASSIGN_OR_RETURN(std::optional<Command> command, attempt(group));
-        if (command.has_value() && command->savings_per_hour > best->savings_per_hour) {
-          best = std::move(command);
-        } else {
-          group.pop_back();
-        }
+    if (!best.has_value()) return best;
+    std::vector<Candidate> group = best->candidates;
+    for (size_t i = 0; i < max_ && !timed_out_ && !(timed_out_ = Expired()); ++i) {
+      const Candidate& c = candidates_[i];
+      bool in_group = false;
+      for (const Candidate& g : group) in_group = in_group || g.name == c.name;
+      if (in_group) continue;
+      group.push_back(c);
+      ASSIGN_OR_RETURN(std::optional<Command> command, Attempt(group));
+      if (command.has_value() && command->savings_per_hour > best->savings_per_hour) {
+        best = std::move(command);
+      } else {
+        group.pop_back();
       }
     }
-  } else {
-    size_t lo = 2, hi = max;
+    return best;
+  }
+
+  absl::StatusOr<std::optional<Command>> SearchPrefixes() {
+    std::optional<Command> best;
+    size_t lo = 2, hi = max_;
     while (lo <= hi) {
-      if (clock.Now() - start > options.multi_node_timeout) {
-        timed_out = true;
+      if (Expired()) {
+        timed_out_ = true;
         break;
       }
       const size_t mid = (lo + hi) / 2;
-      ASSIGN_OR_RETURN(std::optional<Command> command, attempt(prefix(mid)));
+      ASSIGN_OR_RETURN(std::optional<Command> command, Attempt(Prefix(mid)));
       if (command.has_value()) {
         best = std::move(command);
         lo = mid + 1;
@@ -774,15 +803,32 @@ absl::StatusOr<MethodResult> MultiNode(const ClusterView& view, const Simulator&
         hi = mid - 1;
       }
     }
+    return best;
   }
+
+  const ClusterView& view_;
+  const Simulator& simulator_;
+  const Options& options_;
+  const Clock& clock_;
+  const absl::Time start_;
+  const std::vector<Candidate>& candidates_;
+  const size_t max_;
+  const Balanced balanced_;
+  const OnDemandBaseGuard guard_;
+  bool timed_out_ = false;
+  // What the guard changed, by group (candidate names), for the chosen command's explanation.
+  absl::flat_hash_map<std::string, std::string> base_notes_;
+  // The last group a Balanced pool rejected, and its replacement's price.
+  std::vector<Candidate> last_rejected_;
+  double last_rejected_price_ = 0;
+};
+
+// Why each candidate outside the chosen group (all of them without one) was not disrupted.
+void ExplainNotChosen(const std::vector<Candidate>& candidates, const std::optional<Command>& best,
+                      size_t max, bool timed_out, std::vector<Explanation>& explanations) {
   absl::flat_hash_set<std::string> chosen;
   if (best.has_value()) {
-    for (const Candidate& c : best->candidates) {
-      chosen.insert(c.name);
-      budgets.Take(c.node_pool);
-    }
-    auto note = base_notes.find(group_key(best->candidates));
-    ExplainCommand(*best, out.explanations, note == base_notes.end() ? "" : note->second);
+    for (const Candidate& c : best->candidates) chosen.insert(c.name);
   }
   for (size_t i = 0; i < candidates.size(); ++i) {
     const Candidate& c = candidates[i];
@@ -792,16 +838,37 @@ absl::StatusOr<MethodResult> MultiNode(const ClusterView& view, const Simulator&
                  : (best.has_value() ? "not in the largest consolidatable group of candidates"
                                      : "no group of candidates including it can be consolidated");
     if (timed_out) absl::StrAppend(&message, " (search timed out)");
-    out.explanations.push_back(Explain(c, Method::kMultiNodeConsolidation, false, "", message));
+    explanations.push_back(Explain(c, Method::kMultiNodeConsolidation, false, "", message));
   }
+}
+
+absl::StatusOr<MethodResult> MultiNode(const ClusterView& view, const Simulator& simulator,
+                                       BudgetMapping& budgets, const Options& options,
+                                       const Clock& clock) {
+  const absl::Time start = clock.Now();
+  MethodResult out;
+  std::vector<Candidate> all =
+      GetCandidates(view, Method::kMultiNodeConsolidation, options, &out.explanations);
+  out.eligible = all.size();
+  const std::vector<Candidate> candidates = WithinBudget(std::move(all), budgets, out.explanations);
+  const size_t max = std::min(candidates.size(), options.max_multi_node_batch);
+  if (max < 2) {
+    for (const Candidate& c : candidates) {
+      out.explanations.push_back(Explain(c, Method::kMultiNodeConsolidation, false, "",
+                                         "fewer than 2 candidates for multi-node consolidation"));
+    }
+    return out;
+  }
+  MultiNodeSearch search(view, simulator, options, clock, start, candidates, max);
+  ASSIGN_OR_RETURN(std::optional<Command> best, search.Run());
   if (best.has_value()) {
-    const double launched = best->replacements.empty() ? 0 : best->replacements.front().price;
-    balanced.Record(best->candidates, launched, view, out.moves);
-    out.commands.push_back(std::move(*best));
-  } else if (!last_rejected.empty()) {
-    balanced.Record(last_rejected, last_rejected_price, view, out.moves);
+    for (const Candidate& c : best->candidates) budgets.Take(c.node_pool);
+    ExplainCommand(*best, out.explanations, search.BaseNote(best->candidates));
   }
-  out.timed_out = timed_out;
+  ExplainNotChosen(candidates, best, max, search.timed_out(), out.explanations);
+  search.RecordMove(best, out.moves);
+  if (best.has_value()) out.commands.push_back(std::move(*best));
+  out.timed_out = search.timed_out();
   return out;
 }
 
