@@ -526,17 +526,8 @@ absl::StatusOr<std::string> Queue::MakeInvoluntary(std::string_view node,
   return entry->id;
 }
 
-absl::StatusOr<std::string> Queue::StartCommand(
-    const Command& command, const absl::flat_hash_map<std::string, v1::NodePool>& node_pools,
-    const CommandOptions& options) {
-  if (command.candidates.empty()) return absl::InvalidArgumentError("command has no candidates");
-  for (const solver::NewNodeClaim& r : command.replacements) {
-    if (!node_pools.contains(r.pool)) {
-      absl::MutexLock lock(&mu_);
-      ++stats_.rejected;
-      return absl::InvalidArgumentError(absl::StrCat("replacement NodePool ", r.pool, " unknown"));
-    }
-  }
+std::shared_ptr<Queue::Entry> Queue::NewEntry(const Command& command,
+                                              const CommandOptions& options) {
   auto entry = std::make_shared<Entry>();
   entry->decision_id = command.decision_id;
   entry->method = command.method;
@@ -553,118 +544,122 @@ absl::StatusOr<std::string> Queue::StartCommand(
     entry->reason_name = std::string(ReasonName(entry->reason));
     entry->reason_label = ReasonLabel(entry->reason);
   }
-  std::vector<std::string> keys;
-  for (const Candidate& c : command.candidates) keys.push_back(c.node.Key());
-  // 1. Reserve the candidates.
-  {
-    absl::MutexLock lock(&mu_);
-    for (const std::string& key : keys) {
-      if (held_.contains(key)) {
-        ++stats_.rejected;
-        return absl::AlreadyExistsError(
-            absl::StrCat("candidate ", key, " is already held by a disruption command"));
-      }
-    }
-    for (const std::string& key : keys) held_.insert(key);
-    entry->id = absl::StrCat(entry->reason_label, "-", ++next_id_);
-  }
-  auto release = [&](const std::vector<std::string>& released) {
-    absl::MutexLock lock(&mu_);
-    for (const std::string& key : released) held_.erase(key);
-  };
-  auto fail = [&](const absl::Status& status) -> absl::Status {
-    (void)Undo(*entry);  // rollback retries are not possible here: best effort
-    std::vector<std::string> all = keys;
-    release(all);
-    absl::MutexLock lock(&mu_);
-    ++stats_.rejected;
-    return status;
-  };
+  return entry;
+}
 
-  // 2. Taint and condition (involuntary: taint only, and only with cordon).
-  const std::string_view reason = entry->reason_name;
+absl::Status Queue::Reserve(Entry& entry, const std::vector<std::string>& keys) {
+  absl::MutexLock lock(&mu_);
+  for (const std::string& key : keys) {
+    if (held_.contains(key)) {
+      ++stats_.rejected;
+      return absl::AlreadyExistsError(
+          absl::StrCat("candidate ", key, " is already held by a disruption command"));
+    }
+  }
+  for (const std::string& key : keys) held_.insert(key);
+  entry.id = absl::StrCat(entry.reason_label, "-", ++next_id_);
+  return absl::OkStatus();
+}
+
+void Queue::Release(const std::vector<std::string>& keys) {
+  absl::MutexLock lock(&mu_);
+  for (const std::string& key : keys) held_.erase(key);
+}
+
+absl::Status Queue::Abort(Entry& entry, const std::vector<std::string>& keys,
+                          const absl::Status& status) {
+  (void)Undo(entry);  // rollback retries are not possible here: best effort
+  Release(keys);
+  absl::MutexLock lock(&mu_);
+  ++stats_.rejected;
+  return status;
+}
+
+absl::Status Queue::TaintCandidates(const Command& command, Entry& entry,
+                                    std::vector<std::string>& keys) {
   const bool pure_delete = command.replacements.empty();
   for (const Candidate& c : command.candidates) {
     const std::string claim_name =
         c.node.node_claim != nullptr ? c.node.node_claim->metadata.name : c.node_claim;
     absl::Status status;
-    if (entry->cordon) {
+    if (entry.cordon) {
       status = writer_.Taint(c.name);
-      if (status.ok()) entry->tainted.insert(c.name);
+      if (status.ok()) entry.tainted.insert(c.name);
     }
-    if (status.ok() && !entry->involuntary) {
-      status = writer_.SetDisruptionReason(claim_name, reason);
-      if (status.ok()) entry->conditioned.insert(claim_name);
+    if (status.ok() && !entry.involuntary) {
+      status = writer_.SetDisruptionReason(claim_name, entry.reason_name);
+      if (status.ok()) entry.conditioned.insert(claim_name);
     }
     if (status.ok()) {
-      if (!entry->decision_id.empty()) {
+      if (!entry.decision_id.empty()) {
         // Best effort: the annotation only links the NodeClaim to its decision.
         if (absl::Status a = writer_.AnnotateNodeClaim(
-                claim_name, provisioning::kDecisionIdAnnotationKey, entry->decision_id);
+                claim_name, provisioning::kDecisionIdAnnotationKey, entry.decision_id);
             !a.ok()) {
           log::Error(kLogger, "failed to annotate disruption candidate",
                      {{"NodeClaim", claim_name}, {"error", a.ToString()}});
         }
       }
-      entry->candidates.push_back(c.node);
+      entry.candidates.push_back(c.node);
       continue;
     }
     log::Error(kLogger, "failed to taint disruption candidate",
                {{"Node", c.name}, {"NodeClaim", claim_name}, {"error", status.ToString()}});
-    if (!pure_delete) return fail(status);
+    if (!pure_delete) return status;
     // A delete goes on without this candidate.
     Entry single;
-    if (entry->tainted.erase(c.name) > 0) single.tainted.insert(c.name);
-    if (entry->conditioned.erase(claim_name) > 0) single.conditioned.insert(claim_name);
+    if (entry.tainted.erase(c.name) > 0) single.tainted.insert(c.name);
+    if (entry.conditioned.erase(claim_name) > 0) single.conditioned.insert(claim_name);
     (void)Undo(single);
-    release({c.node.Key()});
+    Release({c.node.Key()});
     keys.erase(std::remove(keys.begin(), keys.end(), c.node.Key()), keys.end());
   }
-  if (entry->candidates.empty()) {
-    absl::MutexLock lock(&mu_);
-    ++stats_.rejected;
-    return absl::UnavailableError("no candidate of the command could be tainted");
-  }
+  return absl::OkStatus();
+}
 
-  // 3. Replacements.
+absl::Status Queue::CreateReplacements(
+    const Command& command, const absl::flat_hash_map<std::string, v1::NodePool>& node_pools,
+    Entry& entry) {
   for (const solver::NewNodeClaim& planned : command.replacements) {
     const v1::NodePool& pool = node_pools.at(planned.pool);
     v1::NodeClaim claim = provisioning::BuildNodeClaim(
         pool, planned, {.min_values_strict = options_.min_values_strict});
-    if (!entry->decision_id.empty()) {
+    if (!entry.decision_id.empty()) {
       claim.metadata.annotations[std::string(provisioning::kDecisionIdAnnotationKey)] =
-          entry->decision_id;
+          entry.decision_id;
     }
     absl::StatusOr<v1::NodeClaim> stored = writer_.CreateNodeClaim(claim);
     if (!stored.ok()) {
       log::Error(kLogger, "failed to create replacement nodeclaim",
                  {{"NodePool", planned.pool}, {"error", stored.status().ToString()}});
-      for (const std::string& name : entry->replacements) (void)writer_.DeleteNodeClaim(name, "");
-      return fail(stored.status());
+      for (const std::string& name : entry.replacements) (void)writer_.DeleteNodeClaim(name, "");
+      return stored.status();
     }
     const std::string name = stored->metadata.name;
-    entry->replacements.push_back(name);
+    entry.replacements.push_back(name);
     if (created_ != nullptr) {
       created_->Inc(
-          {entry->reason_label, planned.pool, planned.min_values_relaxed ? "true" : "false"});
+          {entry.reason_label, planned.pool, planned.min_values_relaxed ? "true" : "false"});
     }
     log::Info(kLogger, "created nodeclaim",
               {{"NodePool", planned.pool},
                {"NodeClaim", name},
-               {"command", entry->id},
-               {"decisionId", entry->decision_id}});
+               {"command", entry.id},
+               {"decisionId", entry.decision_id}});
     if (!cluster_.GetByNodeClaimName(name).has_value()) {
       cluster_.UpdateNodeClaim(std::make_shared<v1::NodeClaim>(*std::move(stored)));
     }
   }
+  return absl::OkStatus();
+}
 
-  // 4. Only now: mark the candidates and nominate the replacements and the existing nodes the
-  // moved pods are expected on.
-  if (entry->cordon) {
+void Queue::MarkAndNominate(const Command& command, Entry& entry,
+                            const std::vector<std::string>& keys) {
+  if (entry.cordon) {
     cluster_.MarkForDeletion(keys);
-    entry->cordoned = true;
+    entry.cordoned = true;
   }
-  for (const std::string& name : entry->replacements) {
+  for (const std::string& name : entry.replacements) {
     cluster_.Nominate(state::UnlaunchedNodeClaimKey(name), options_.nomination);
   }
   for (const std::string& name : command.destinations) {
@@ -672,8 +667,9 @@ absl::StatusOr<std::string> Queue::StartCommand(
       cluster_.Nominate(node->Key(), options_.nomination);
     }
   }
+}
 
-  // 5. Queue.
+void Queue::Enqueue(const std::shared_ptr<Entry>& entry, const CommandOptions& options) {
   std::vector<std::string> names;
   for (const state::StateNode& n : entry->candidates) names.push_back(n.Name());
   {
@@ -686,12 +682,48 @@ absl::StatusOr<std::string> Queue::StartCommand(
   log::Info(kLogger, "disrupting node(s)",
             {{"command", entry->id},
              {"decisionId", entry->decision_id},
-             {"reason", std::string(reason)},
+             {"reason", entry->reason_name},
              {"decision", entry->decision},
              {"involuntary", entry->involuntary ? "true" : "false"},
              {"deadline", Rfc3339(entry->deadline)},
              {"nodes", absl::StrJoin(names, ",")},
              {"replacements", absl::StrJoin(entry->replacements, ",")}});
+}
+
+absl::StatusOr<std::string> Queue::StartCommand(
+    const Command& command, const absl::flat_hash_map<std::string, v1::NodePool>& node_pools,
+    const CommandOptions& options) {
+  if (command.candidates.empty()) return absl::InvalidArgumentError("command has no candidates");
+  for (const solver::NewNodeClaim& r : command.replacements) {
+    if (!node_pools.contains(r.pool)) {
+      absl::MutexLock lock(&mu_);
+      ++stats_.rejected;
+      return absl::InvalidArgumentError(absl::StrCat("replacement NodePool ", r.pool, " unknown"));
+    }
+  }
+  const std::shared_ptr<Entry> entry = NewEntry(command, options);
+  std::vector<std::string> keys;
+  for (const Candidate& c : command.candidates) keys.push_back(c.node.Key());
+  // 1. Reserve the candidates.
+  RETURN_IF_ERROR(Reserve(*entry, keys));
+  // 2. Taint and condition (involuntary: taint only, and only with cordon).
+  if (absl::Status s = TaintCandidates(command, *entry, keys); !s.ok()) {
+    return Abort(*entry, keys, s);
+  }
+  if (entry->candidates.empty()) {
+    absl::MutexLock lock(&mu_);
+    ++stats_.rejected;
+    return absl::UnavailableError("no candidate of the command could be tainted");
+  }
+  // 3. Replacements.
+  if (absl::Status s = CreateReplacements(command, node_pools, *entry); !s.ok()) {
+    return Abort(*entry, keys, s);
+  }
+  // 4. Only now: mark the candidates and nominate the replacements and the existing nodes the
+  // moved pods are expected on.
+  MarkAndNominate(command, *entry, keys);
+  // 5. Queue.
+  Enqueue(entry, options);
   return entry->id;
 }
 
@@ -730,6 +762,134 @@ void Queue::Finish(const std::string& id) {
   entries_.erase(it);
 }
 
+std::vector<ReplacementState> Queue::ReplacementStates(const Entry& entry) {
+  std::vector<ReplacementState> replacements;
+  for (const std::string& name : entry.replacements) {
+    ReplacementState r{.name = name};
+    if (std::optional<state::StateNode> node = cluster_.GetByNodeClaimName(name)) {
+      r.exists = true;
+      r.deleting =
+          node->node_claim != nullptr && node->node_claim->metadata.deletion_timestamp.has_value();
+      r.launched = node->Launched();
+      r.initialized = (node->node_claim != nullptr && HasInitializedCondition(*node->node_claim)) ||
+                      (node->node != nullptr && node->Initialized());
+    } else {
+      // The cluster state may lag (or have relisted): ask the API server before giving up.
+      absl::StatusOr<bool> alive = writer_.NodeClaimAlive(name);
+      r.exists = !alive.ok() || *alive;  // an API error is not evidence of deletion
+    }
+    replacements.push_back(std::move(r));
+  }
+  return replacements;
+}
+
+void Queue::NominateReplacements(std::span<const ReplacementState> replacements) {
+  for (const ReplacementState& r : replacements) {
+    if (!r.exists || r.deleting) continue;
+    if (std::optional<state::StateNode> node = cluster_.GetByNodeClaimName(r.name)) {
+      cluster_.Nominate(node->Key(), options_.nomination);
+    }
+  }
+}
+
+void Queue::AnnounceWait(Entry& entry, QueueAction action) {
+  if (entry.last_event == action) return;
+  entry.last_event = action;
+  if (action == QueueAction::kWaitDeadline) {
+    log::Info(kLogger, "replacements ready, waiting for the deadline",
+              {{"command", entry.id}, {"deadline", Rfc3339(entry.deadline)}});
+    return;
+  }
+  const bool launch = action == QueueAction::kWaitLaunch;
+  const std::string note = launch ? Cat("Launching NodeClaim: ", entry.reason_name, "/",
+                                        entry.decision, " ", absl::StrJoin(entry.replacements, ","))
+                                  : absl::StrCat("Waiting on readiness to continue disruption: ",
+                                                 absl::StrJoin(entry.replacements, ","));
+  for (const state::StateNode& n : entry.candidates) {
+    writer_.Event(NodeClaimRef(n), "Normal",
+                  launch ? kEventDisruptionLaunching : kEventDisruptionWaitingReadiness, note);
+  }
+}
+
+void Queue::Terminate(Entry& entry, const QueueDecision& decision,
+                      const std::vector<std::string>& keys) {
+  // Not cordoned (involuntary, cordon=false): provisioning must plan room for the pods from now
+  // on. The termination controller taints the Node.
+  if (!entry.cordoned) cluster_.MarkForDeletion(keys);
+  bool all_deleted = true;
+  for (const state::StateNode& n : entry.candidates) {
+    const kube::ObjectReference claim = NodeClaimRef(n);
+    const absl::Status deleted = writer_.DeleteNodeClaim(claim.name, claim.uid);
+    if (!deleted.ok()) {
+      log::Error(kLogger, "failed to delete disrupted nodeclaim",
+                 {{"NodeClaim", claim.name}, {"error", deleted.ToString()}});
+      all_deleted = false;
+    }
+  }
+  if (!all_deleted) return;  // retried on the next look; DeleteNodeClaim is idempotent
+  const std::string note = Cat("Disrupting Node: ", entry.reason_name, "/", entry.decision);
+  for (const state::StateNode& n : entry.candidates) {
+    writer_.Event(NodeRef(n), "Normal", kEventDisruptionTerminating, note);
+    writer_.Event(NodeClaimRef(n), "Normal", kEventDisruptionTerminating, note);
+    if (disrupted_ != nullptr) {
+      disrupted_->Inc({entry.reason_label, n.NodePool(), Label(n, v1::kCapacityTypeLabelKey)});
+    }
+    log::Info(kLogger, "deleted nodeclaim",
+              {{"NodeClaim", NodeClaimRef(n).name},
+               {"command", entry.id},
+               {"decisionId", entry.decision_id},
+               {"why", decision.reason}});
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    ++stats_.terminated;
+  }
+  Finish(entry.id);
+}
+
+void Queue::BeginRollback(Entry& entry, const QueueDecision& decision,
+                          const std::vector<std::string>& keys) {
+  log::Error(kLogger, "disruption command failed, rolling back",
+             {{"command", entry.id}, {"reason", decision.reason}});
+  entry.rolling_back = true;
+  entry.rollback_reason = decision.reason;
+  cluster_.UnmarkForDeletion(keys);
+  if (queue_failures_ != nullptr) {
+    queue_failures_->Inc({entry.decision, ReasonLabel(entry.reason),
+                          std::string(ConsolidationTypeOf(entry.method))});
+  }
+  absl::MutexLock lock(&mu_);
+  ++stats_.rolled_back;
+}
+
+void Queue::Advance(Entry& entry, absl::Time now) {
+  std::vector<std::string> keys;
+  for (const state::StateNode& n : entry.candidates) keys.push_back(n.Key());
+  const std::vector<ReplacementState> replacements = ReplacementStates(entry);
+  if (entry.involuntary && entry.cordon && !entry.cordoned) Cordon(entry);
+  const QueueDecision decision =
+      entry.involuntary
+          ? DecideInvoluntary(replacements, now, entry.deadline, entry.delete_when_ready)
+          : Decide(replacements, now, entry.deadline);
+  if (entry.involuntary && decision.action != QueueAction::kTerminate) {
+    // Keep the replacements from being disrupted while they wait (possibly empty).
+    NominateReplacements(replacements);
+  }
+  switch (decision.action) {
+    case QueueAction::kWaitDeadline:
+    case QueueAction::kWaitLaunch:
+    case QueueAction::kWaitReadiness:
+      AnnounceWait(entry, decision.action);
+      break;
+    case QueueAction::kTerminate:
+      Terminate(entry, decision, keys);
+      break;
+    case QueueAction::kRollback:
+      BeginRollback(entry, decision, keys);
+      break;
+  }
+}
+
 void Queue::Reconcile() {
   absl::MutexLock serial(&reconcile_mu_);
   std::vector<std::shared_ptr<Entry>> entries;
@@ -741,121 +901,7 @@ void Queue::Reconcile() {
             [](const auto& a, const auto& b) { return a->id < b->id; });
   const absl::Time now = clock_.Now();
   for (const std::shared_ptr<Entry>& entry : entries) {
-    std::vector<std::string> keys;
-    for (const state::StateNode& n : entry->candidates) keys.push_back(n.Key());
-    if (!entry->rolling_back) {
-      std::vector<ReplacementState> replacements;
-      for (const std::string& name : entry->replacements) {
-        ReplacementState r{.name = name};
-        if (std::optional<state::StateNode> node = cluster_.GetByNodeClaimName(name)) {
-          r.exists = true;
-          r.deleting = node->node_claim != nullptr &&
-                       node->node_claim->metadata.deletion_timestamp.has_value();
-          r.launched = node->Launched();
-          r.initialized =
-              (node->node_claim != nullptr && HasInitializedCondition(*node->node_claim)) ||
-              (node->node != nullptr && node->Initialized());
-        } else {
-          // The cluster state may lag (or have relisted): ask the API server before giving up.
-          absl::StatusOr<bool> alive = writer_.NodeClaimAlive(name);
-          r.exists = !alive.ok() || *alive;  // an API error is not evidence of deletion
-        }
-        replacements.push_back(std::move(r));
-      }
-      if (entry->involuntary && entry->cordon && !entry->cordoned) Cordon(*entry);
-      const QueueDecision decision =
-          entry->involuntary
-              ? DecideInvoluntary(replacements, now, entry->deadline, entry->delete_when_ready)
-              : Decide(replacements, now, entry->deadline);
-      if (entry->involuntary && decision.action != QueueAction::kTerminate) {
-        // Keep the replacements from being disrupted while they wait (possibly empty).
-        for (const ReplacementState& r : replacements) {
-          if (!r.exists || r.deleting) continue;
-          if (std::optional<state::StateNode> node = cluster_.GetByNodeClaimName(r.name)) {
-            cluster_.Nominate(node->Key(), options_.nomination);
-          }
-        }
-      }
-      switch (decision.action) {
-        case QueueAction::kWaitDeadline: {
-          if (entry->last_event == decision.action) break;
-          entry->last_event = decision.action;
-          log::Info(kLogger, "replacements ready, waiting for the deadline",
-                    {{"command", entry->id}, {"deadline", Rfc3339(entry->deadline)}});
-          break;
-        }
-        case QueueAction::kWaitLaunch:
-        case QueueAction::kWaitReadiness: {
-          if (entry->last_event == decision.action) break;
-          entry->last_event = decision.action;
-          const bool launch = decision.action == QueueAction::kWaitLaunch;
-          const std::string note =
-              launch ? Cat("Launching NodeClaim: ", entry->reason_name, "/", entry->decision, " ",
-                           absl::StrJoin(entry->replacements, ","))
-                     : absl::StrCat("Waiting on readiness to continue disruption: ",
-                                    absl::StrJoin(entry->replacements, ","));
-          for (const state::StateNode& n : entry->candidates) {
-            writer_.Event(NodeClaimRef(n), "Normal",
-                          launch ? kEventDisruptionLaunching : kEventDisruptionWaitingReadiness,
-                          note);
-          }
-          break;
-        }
-        case QueueAction::kTerminate: {
-          // Not cordoned (involuntary, cordon=false): provisioning must plan room for the pods
-          // from now on. The termination controller taints the Node.
-          if (!entry->cordoned) cluster_.MarkForDeletion(keys);
-          bool all_deleted = true;
-          for (const state::StateNode& n : entry->candidates) {
-            const kube::ObjectReference claim = NodeClaimRef(n);
-            const absl::Status deleted = writer_.DeleteNodeClaim(claim.name, claim.uid);
-            if (!deleted.ok()) {
-              log::Error(kLogger, "failed to delete disrupted nodeclaim",
-                         {{"NodeClaim", claim.name}, {"error", deleted.ToString()}});
-              all_deleted = false;
-            }
-          }
-          if (!all_deleted) break;  // retried on the next look; DeleteNodeClaim is idempotent
-          const std::string note =
-              Cat("Disrupting Node: ", entry->reason_name, "/", entry->decision);
-          for (const state::StateNode& n : entry->candidates) {
-            writer_.Event(NodeRef(n), "Normal", kEventDisruptionTerminating, note);
-            writer_.Event(NodeClaimRef(n), "Normal", kEventDisruptionTerminating, note);
-            if (disrupted_ != nullptr) {
-              disrupted_->Inc(
-                  {entry->reason_label, n.NodePool(), Label(n, v1::kCapacityTypeLabelKey)});
-            }
-            log::Info(kLogger, "deleted nodeclaim",
-                      {{"NodeClaim", NodeClaimRef(n).name},
-                       {"command", entry->id},
-                       {"decisionId", entry->decision_id},
-                       {"why", decision.reason}});
-          }
-          {
-            absl::MutexLock lock(&mu_);
-            ++stats_.terminated;
-          }
-          Finish(entry->id);
-          break;
-        }
-        case QueueAction::kRollback: {
-          log::Error(kLogger, "disruption command failed, rolling back",
-                     {{"command", entry->id}, {"reason", decision.reason}});
-          entry->rolling_back = true;
-          entry->rollback_reason = decision.reason;
-          cluster_.UnmarkForDeletion(keys);
-          if (queue_failures_ != nullptr) {
-            queue_failures_->Inc({entry->decision, ReasonLabel(entry->reason),
-                                  std::string(ConsolidationTypeOf(entry->method))});
-          }
-          {
-            absl::MutexLock lock(&mu_);
-            ++stats_.rolled_back;
-          }
-          break;
-        }
-      }
-    }
+    if (!entry->rolling_back) Advance(*entry, now);
     if (entry->rolling_back && Undo(*entry)) Finish(entry->id);
   }
 }

@@ -300,6 +300,46 @@ class Queue {
 
   // Undoes what is recorded in `entry`; false while some write still fails.
   bool Undo(Entry& entry);
+
+  // The steps of StartCommand (see the comment at the top).
+  // The entry of `command`: method, reason, decision and the involuntary options; no id yet.
+  static std::shared_ptr<Entry> NewEntry(const Command& command, const CommandOptions& options);
+  // Step 1: holds `keys` and gives the entry its id. Errors: AlreadyExists (counted rejected)
+  // when one is already held.
+  absl::Status Reserve(Entry& entry, const std::vector<std::string>& keys);
+  void Release(const std::vector<std::string>& keys);
+  // Undoes step 2 (best effort), releases `keys`, counts the command rejected; returns `status`.
+  absl::Status Abort(Entry& entry, const std::vector<std::string>& keys,
+                     const absl::Status& status);
+  // Step 2: a pure delete drops (and releases, and removes from `keys`) each candidate it cannot
+  // taint; a replace stops at the first failed write and returns its error.
+  absl::Status TaintCandidates(const Command& command, Entry& entry,
+                               std::vector<std::string>& keys);
+  // Step 3; a failed create deletes the replacements already created and returns its error.
+  absl::Status CreateReplacements(
+      const Command& command,
+      const absl::flat_hash_map<std::string, apis::v1::NodePool>& node_pools, Entry& entry);
+  // Step 4: marks `keys` for deletion (with cordon), nominates the replacements and the
+  // command's destinations.
+  void MarkAndNominate(const Command& command, Entry& entry, const std::vector<std::string>& keys);
+  // Step 5: the deadline, the entry queued and counted started.
+  void Enqueue(const std::shared_ptr<Entry>& entry, const CommandOptions& options);
+
+  // The steps of Reconcile for one command not rolling back: the replacements' states, cordon
+  // (involuntary), Decide and its action.
+  void Advance(Entry& entry, absl::Time now);
+  // What the cluster state (else the API server) says of each replacement.
+  std::vector<ReplacementState> ReplacementStates(const Entry& entry);
+  // Nominates the replacements that exist and are not being deleted.
+  void NominateReplacements(std::span<const ReplacementState> replacements);
+  // kWaitDeadline, kWaitLaunch, kWaitReadiness: a log line or events, once per action.
+  void AnnounceWait(Entry& entry, QueueAction action);
+  // Deletes the candidate NodeClaims (marking `keys` first when not cordoned); once all are
+  // deleted: events, metrics, and the command finishes.
+  void Terminate(Entry& entry, const QueueDecision& decision, const std::vector<std::string>& keys);
+  // Unmarks `keys` and sets the entry rolling back (Undo then runs every look until it is done).
+  void BeginRollback(Entry& entry, const QueueDecision& decision,
+                     const std::vector<std::string>& keys);
   // Taints the candidates not yet tainted and marks them all for deletion; sets entry.cordoned
   // when every taint succeeded.
   void Cordon(Entry& entry);
