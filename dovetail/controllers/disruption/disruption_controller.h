@@ -186,6 +186,20 @@ class DisruptionController : public Controller, public Replacer {
   // Replace with pass_mu_ held.
   absl::StatusOr<ReplaceResult> ReplaceLocked(const ReplaceRequest& request)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  // The steps of ReplaceLocked (replace.cc).
+  // Step 2: the queued command holding the request's NodeClaim (`node`) made involuntary, and an
+  // event on the NodeClaim. Errors: MakeInvoluntary's (NotFound when no command holds it).
+  absl::StatusOr<ReplaceResult> MakeHeldInvoluntary(const ReplaceRequest& request,
+                                                    const CommandOptions& command_options,
+                                                    const state::StateNode& node,
+                                                    const std::string& event_reason);
+  // The view of a replacement, after waiting (bounded by replace_sync_timeout) for the sync gate.
+  absl::StatusOr<ClusterView> ReplaceView();
+  // After step 4: the started command's replacements into `result`, the count, the candidate's
+  // events and the log line.
+  void AnnounceReplacement(const ReplaceRequest& request, const Candidate& candidate,
+                           const Command& command, ReplaceResult& result,
+                           const std::string& event_reason);
   // One pass; with `defer_validation` (the loop), consolidation and emptiness commands are parked
   // until their validation is due instead of blocking the pass for validation_delay.
   absl::StatusOr<PassResult> RunOnceLocked(bool defer_validation)
