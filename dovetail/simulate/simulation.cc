@@ -213,6 +213,116 @@ absl::StatusOr<std::vector<core::Manifest>> ConvertOlderApis(
   return out;
 }
 
+// The volume topology alternatives of pod `p` (each a set of requirements a node must meet for
+// all its volumes): bound PVCs follow their PV's node affinity, unbound ones their StorageClass's
+// allowed topologies; nullopt when no volume constrains the pod.
+std::optional<std::vector<Requirements>> VolumeAlternatives(
+    const core::Pod& p,
+    const absl::flat_hash_map<std::string, const core::PersistentVolumeClaim*>& pvcs,
+    const absl::flat_hash_map<std::string, const core::PersistentVolume*>& pvs,
+    const absl::flat_hash_map<std::string, const core::StorageClass*>& scs) {
+  std::vector<Requirements> alternatives = {Requirements()};
+  bool any = false;
+  for (const auto& v : p.spec.volumes) {
+    if (!v.persistent_volume_claim) continue;
+    auto it =
+        pvcs.find(absl::StrCat(p.metadata.namespace_, "/", v.persistent_volume_claim->claim_name));
+    if (it == pvcs.end()) continue;
+    const core::PersistentVolumeClaim& pvc = *it->second;
+    std::vector<Requirements> options_for_volume;
+    if (!pvc.spec.volume_name.empty()) {
+      auto pv = pvs.find(pvc.spec.volume_name);
+      if (pv != pvs.end() && pv->second->spec.node_affinity &&
+          pv->second->spec.node_affinity->required) {
+        for (const auto& term : pv->second->spec.node_affinity->required->terms) {
+          std::vector<core::NodeSelectorRequirement> exprs;
+          for (const auto& e : term.match_expressions) {
+            if (e.key != v1::kLabelHostname) exprs.push_back(e);
+          }
+          auto r = Requirements::FromNodeSelectorRequirements(exprs);
+          if (r.ok()) options_for_volume.push_back(std::move(*r));
+        }
+      }
+    } else if (pvc.spec.storage_class_name) {
+      auto sc = scs.find(*pvc.spec.storage_class_name);
+      if (sc != scs.end()) {
+        for (const auto& term : sc->second->allowed_topologies) {
+          Requirements r;
+          for (const auto& e : term.match_label_expressions) {
+            r.Add(scheduling::Requirement::In(e.key, e.values));
+          }
+          options_for_volume.push_back(std::move(r));
+        }
+      }
+    }
+    if (options_for_volume.empty()) continue;
+    any = true;
+    std::vector<Requirements> next;
+    for (const auto& a : alternatives) {
+      for (const auto& b : options_for_volume) {
+        if (!a.Intersects(b).ok()) continue;
+        Requirements c = a;
+        c.Intersect(b);
+        next.push_back(std::move(c));
+      }
+    }
+    alternatives = std::move(next);
+  }
+  if (!any) return std::nullopt;
+  return alternatives;
+}
+
+// `np` as the solver's pool, without instance types: requirements (with its template labels and
+// its own name), labels, annotations, taints and the limits left after `pool_usage`.
+absl::StatusOr<solver::PoolTemplate> PoolTemplateOf(
+    const v1::NodePool& np, const absl::flat_hash_map<std::string, ResourceList>& pool_usage) {
+  solver::PoolTemplate t;
+  t.name = np.metadata.name;
+  t.weight = np.spec.weight.value_or(0);
+  auto reqs = Requirements::FromNodeSelectorRequirements(np.spec.template_.spec.requirements);
+  if (!reqs.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("NodePool/", np.metadata.name, ": ", reqs.status().message()));
+  }
+  t.requirements = std::move(*reqs);
+  t.requirements.Intersect(Requirements::FromLabels(np.spec.template_.metadata.labels));
+  t.requirements.Add(
+      scheduling::Requirement::In(std::string(v1::kNodePoolLabelKey), {np.metadata.name}));
+  t.labels = np.spec.template_.metadata.labels;
+  t.annotations = np.spec.template_.metadata.annotations;
+  t.taints = np.spec.template_.spec.taints;
+  t.startup_taints = np.spec.template_.spec.startup_taints;
+  if (!np.spec.limits.empty()) {
+    ResourceList remaining = np.spec.limits;
+    auto usage = pool_usage.find(np.metadata.name);
+    if (usage != pool_usage.end()) {
+      for (auto& [r, q] : remaining) {
+        auto u = usage->second.find(r);
+        if (u != usage->second.end()) q -= u->second;
+      }
+    }
+    t.remaining_limits = std::move(remaining);
+  }
+  return t;
+}
+
+// Every NodePool and EC2NodeClass must be valid, as the API server would insist.
+absl::Status ValidateKarpenterObjects(const std::vector<core::Manifest>& karpenter) {
+  std::vector<apis::validation::ObjectErrors> errors =
+      apis::validation::ValidateManifests(karpenter);
+  std::vector<std::string> lines;
+  for (const auto& obj : errors) {
+    for (const auto& e : obj.errors) {
+      lines.push_back(absl::StrCat(obj.source, ": ", obj.object, ": ", e.field, ": ", e.message));
+    }
+  }
+  if (!lines.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid objects:\n  ", absl::StrJoin(lines, "\n  ")));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Scenario>> Scenario::FromManifests(
@@ -228,143 +338,138 @@ absl::StatusOr<std::unique_ptr<Scenario>> Scenario::FromManifests(
   }
   const std::vector<core::Manifest>& manifests = *manifests_ptr;
   std::unique_ptr<Scenario> s(new Scenario());
-  Impl& impl = *s->impl_;
-  auto add_pod = [&](std::unique_ptr<core::Pod> p) {
-    if (!p->spec.node_name.empty()) {
-      s->bound_.push_back(std::move(p));
-    } else {
-      s->pending_.push_back(std::move(p));
-    }
-  };
   std::vector<core::Manifest> karpenter;
   for (const auto& m : manifests) {
-    const std::string& k = m.kind;
-    const std::string group = m.api_version.substr(0, m.api_version.find('/'));
-    if (k == "NodePool" || k == "NodeClaim" || k == "EC2NodeClass") {
-      if (m.api_version != "karpenter.sh/v1" && m.api_version != "karpenter.k8s.aws/v1") {
-        return absl::InvalidArgumentError(absl::StrCat(
-            Where(m), ": apiVersion ", m.api_version, " ", k,
-            " is not supported (Karpenter v1 reads karpenter.sh/v1 and karpenter.k8s.aws/v1)"));
-      }
-      karpenter.push_back(m);
-      if (k == "NodePool") {
-        v1::NodePool np;
-        if (absl::Status st = DecodeInto(m, np); !st.ok()) return st;
-        v1::ApplyDefaults(np);
-        impl.node_pools.push_back(std::move(np));
-      } else if (k == "EC2NodeClass") {
-        awsv1::EC2NodeClass nc;
-        if (absl::Status st = DecodeInto(m, nc); !st.ok()) return st;
-        impl.node_classes.push_back(std::move(nc));
-      }
-    } else if (k == "Pod" && m.api_version == "v1") {
-      auto p = std::make_unique<core::Pod>();
-      if (absl::Status st = DecodeInto(m, *p); !st.ok()) return st;
-      if (p->metadata.namespace_.empty()) p->metadata.namespace_ = "default";
-      if (p->metadata.uid.empty()) {
-        p->metadata.uid = absl::StrCat("sim-", p->metadata.namespace_, "-", p->metadata.name);
-      }
-      if (core::IsTerminal(*p)) continue;
-      add_pod(std::move(p));
-    } else if ((k == "Deployment" || k == "ReplicaSet") && m.api_version == "apps/v1") {
-      core::Deployment d;  // ReplicaSet has the same shape
-      if (k == "Deployment") {
-        if (absl::Status st = DecodeInto(m, d); !st.ok()) return st;
-      } else {
-        core::ReplicaSet rs;
-        if (absl::Status st = DecodeInto(m, rs); !st.ok()) return st;
-        d.metadata = rs.metadata;
-        d.spec = rs.spec;
-      }
-      int32_t replicas = d.spec.replicas.value_or(1);
-      for (int32_t i = 0; i < replicas; ++i) {
-        add_pod(PodFromTemplate(d.spec.template_, d.metadata.namespace_,
-                                absl::StrCat(d.metadata.name, "-", i), k, d.metadata.name));
-      }
-    } else if (k == "StatefulSet" && m.api_version == "apps/v1") {
-      core::StatefulSet ss;
-      if (absl::Status st = DecodeInto(m, ss); !st.ok()) return st;
-      int32_t replicas = ss.spec.replicas.value_or(1);
-      for (int32_t i = 0; i < replicas; ++i) {
-        auto p = PodFromTemplate(ss.spec.template_, ss.metadata.namespace_,
-                                 absl::StrCat(ss.metadata.name, "-", i), k, ss.metadata.name);
-        p->metadata.labels["statefulset.kubernetes.io/pod-name"] = p->metadata.name;
-        for (const auto& tmpl : ss.spec.volume_claim_templates) {
-          core::PersistentVolumeClaim pvc = tmpl;
-          pvc.metadata.name = absl::StrCat(tmpl.metadata.name, "-", ss.metadata.name, "-", i);
-          pvc.metadata.namespace_ = p->metadata.namespace_;
-          core::Volume v;
-          v.name = tmpl.metadata.name;
-          v.persistent_volume_claim = core::PersistentVolumeClaimVolumeSource{pvc.metadata.name};
-          p->spec.volumes.push_back(std::move(v));
-          impl.pvcs.push_back(std::move(pvc));
-        }
-        add_pod(std::move(p));
-      }
-    } else if (k == "Job" && m.api_version == "batch/v1") {
-      core::Job j;
-      if (absl::Status st = DecodeInto(m, j); !st.ok()) return st;
-      int32_t n = j.spec.parallelism.value_or(1);
-      if (j.spec.completions) n = std::min(n, *j.spec.completions);
-      for (int32_t i = 0; i < n; ++i) {
-        add_pod(PodFromTemplate(j.spec.template_, j.metadata.namespace_,
-                                absl::StrCat(j.metadata.name, "-", i), k, j.metadata.name));
-      }
-    } else if (k == "DaemonSet" && m.api_version == "apps/v1") {
-      core::DaemonSet ds;
-      if (absl::Status st = DecodeInto(m, ds); !st.ok()) return st;
-      impl.daemon_sets.push_back(std::move(ds));
-    } else if (k == "Node" && m.api_version == "v1") {
-      core::Node n;
-      if (absl::Status st = DecodeInto(m, n); !st.ok()) return st;
-      impl.nodes.push_back(std::move(n));
-    } else if (k == "PersistentVolumeClaim" && m.api_version == "v1") {
-      core::PersistentVolumeClaim pvc;
-      if (absl::Status st = DecodeInto(m, pvc); !st.ok()) return st;
-      if (pvc.metadata.namespace_.empty()) pvc.metadata.namespace_ = "default";
-      impl.pvcs.push_back(std::move(pvc));
-    } else if (k == "PersistentVolume" && m.api_version == "v1") {
-      core::PersistentVolume pv;
-      if (absl::Status st = DecodeInto(m, pv); !st.ok()) return st;
-      impl.pvs.push_back(std::move(pv));
-    } else if (k == "StorageClass" && group == "storage.k8s.io") {
-      core::StorageClass sc;
-      if (absl::Status st = DecodeInto(m, sc); !st.ok()) return st;
-      impl.storage_classes.push_back(std::move(sc));
-    } else if (k == "Namespace" && m.api_version == "v1") {
-      core::Namespace ns;
-      if (absl::Status st = DecodeInto(m, ns); !st.ok()) return st;
-      impl.namespaces.push_back(std::move(ns));
-    } else if (IsKnownIgnoredKind(m.api_version, k)) {
-      continue;
-    } else if (k.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(Where(m), ": object has no kind"));
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat(Where(m), ": unknown kind ", m.api_version, "/", k,
-                       " (dovetail simulate reads NodePools, EC2NodeClasses, Pods, workloads, "
-                       "DaemonSets, Nodes and volumes)"));
-    }
+    if (absl::Status st = s->Add(m, &karpenter); !st.ok()) return st;
   }
-  // Every NodePool and EC2NodeClass must be valid, as the API server would insist.
-  std::vector<apis::validation::ObjectErrors> errors =
-      apis::validation::ValidateManifests(karpenter);
-  std::vector<std::string> lines;
-  for (const auto& obj : errors) {
-    for (const auto& e : obj.errors) {
-      lines.push_back(absl::StrCat(obj.source, ": ", obj.object, ": ", e.field, ": ", e.message));
-    }
-  }
-  if (!lines.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid objects:\n  ", absl::StrJoin(lines, "\n  ")));
-  }
+  if (absl::Status st = ValidateKarpenterObjects(karpenter); !st.ok()) return st;
+  Impl& impl = *s->impl_;
   for (const auto& ds : impl.daemon_sets) {
     impl.daemon_pods.push_back(PodFromTemplate(ds.spec.template_, ds.metadata.namespace_,
                                                absl::StrCat(ds.metadata.name, "-template"),
                                                "DaemonSet", ds.metadata.name));
   }
   return s;
+}
+
+void Scenario::AddPod(std::unique_ptr<core::Pod> p) {
+  if (!p->spec.node_name.empty()) {
+    bound_.push_back(std::move(p));
+  } else {
+    pending_.push_back(std::move(p));
+  }
+}
+
+absl::Status Scenario::Add(const core::Manifest& m, std::vector<core::Manifest>* karpenter) {
+  Impl& impl = *impl_;
+  const std::string& k = m.kind;
+  const std::string group = m.api_version.substr(0, m.api_version.find('/'));
+  if (k == "NodePool" || k == "NodeClaim" || k == "EC2NodeClass") {
+    if (m.api_version != "karpenter.sh/v1" && m.api_version != "karpenter.k8s.aws/v1") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Where(m), ": apiVersion ", m.api_version, " ", k,
+          " is not supported (Karpenter v1 reads karpenter.sh/v1 and karpenter.k8s.aws/v1)"));
+    }
+    karpenter->push_back(m);
+    if (k == "NodePool") {
+      v1::NodePool np;
+      if (absl::Status st = DecodeInto(m, np); !st.ok()) return st;
+      v1::ApplyDefaults(np);
+      impl.node_pools.push_back(std::move(np));
+    } else if (k == "EC2NodeClass") {
+      awsv1::EC2NodeClass nc;
+      if (absl::Status st = DecodeInto(m, nc); !st.ok()) return st;
+      impl.node_classes.push_back(std::move(nc));
+    }
+  } else if (k == "Pod" && m.api_version == "v1") {
+    auto p = std::make_unique<core::Pod>();
+    if (absl::Status st = DecodeInto(m, *p); !st.ok()) return st;
+    if (p->metadata.namespace_.empty()) p->metadata.namespace_ = "default";
+    if (p->metadata.uid.empty()) {
+      p->metadata.uid = absl::StrCat("sim-", p->metadata.namespace_, "-", p->metadata.name);
+    }
+    if (core::IsTerminal(*p)) return absl::OkStatus();
+    AddPod(std::move(p));
+  } else if ((k == "Deployment" || k == "ReplicaSet") && m.api_version == "apps/v1") {
+    core::Deployment d;  // ReplicaSet has the same shape
+    if (k == "Deployment") {
+      if (absl::Status st = DecodeInto(m, d); !st.ok()) return st;
+    } else {
+      core::ReplicaSet rs;
+      if (absl::Status st = DecodeInto(m, rs); !st.ok()) return st;
+      d.metadata = rs.metadata;
+      d.spec = rs.spec;
+    }
+    int32_t replicas = d.spec.replicas.value_or(1);
+    for (int32_t i = 0; i < replicas; ++i) {
+      AddPod(PodFromTemplate(d.spec.template_, d.metadata.namespace_,
+                             absl::StrCat(d.metadata.name, "-", i), k, d.metadata.name));
+    }
+  } else if (k == "StatefulSet" && m.api_version == "apps/v1") {
+    core::StatefulSet ss;
+    if (absl::Status st = DecodeInto(m, ss); !st.ok()) return st;
+    int32_t replicas = ss.spec.replicas.value_or(1);
+    for (int32_t i = 0; i < replicas; ++i) {
+      auto p = PodFromTemplate(ss.spec.template_, ss.metadata.namespace_,
+                               absl::StrCat(ss.metadata.name, "-", i), k, ss.metadata.name);
+      p->metadata.labels["statefulset.kubernetes.io/pod-name"] = p->metadata.name;
+      for (const auto& tmpl : ss.spec.volume_claim_templates) {
+        core::PersistentVolumeClaim pvc = tmpl;
+        pvc.metadata.name = absl::StrCat(tmpl.metadata.name, "-", ss.metadata.name, "-", i);
+        pvc.metadata.namespace_ = p->metadata.namespace_;
+        core::Volume v;
+        v.name = tmpl.metadata.name;
+        v.persistent_volume_claim = core::PersistentVolumeClaimVolumeSource{pvc.metadata.name};
+        p->spec.volumes.push_back(std::move(v));
+        impl.pvcs.push_back(std::move(pvc));
+      }
+      AddPod(std::move(p));
+    }
+  } else if (k == "Job" && m.api_version == "batch/v1") {
+    core::Job j;
+    if (absl::Status st = DecodeInto(m, j); !st.ok()) return st;
+    int32_t n = j.spec.parallelism.value_or(1);
+    if (j.spec.completions) n = std::min(n, *j.spec.completions);
+    for (int32_t i = 0; i < n; ++i) {
+      AddPod(PodFromTemplate(j.spec.template_, j.metadata.namespace_,
+                             absl::StrCat(j.metadata.name, "-", i), k, j.metadata.name));
+    }
+  } else if (k == "DaemonSet" && m.api_version == "apps/v1") {
+    core::DaemonSet ds;
+    if (absl::Status st = DecodeInto(m, ds); !st.ok()) return st;
+    impl.daemon_sets.push_back(std::move(ds));
+  } else if (k == "Node" && m.api_version == "v1") {
+    core::Node n;
+    if (absl::Status st = DecodeInto(m, n); !st.ok()) return st;
+    impl.nodes.push_back(std::move(n));
+  } else if (k == "PersistentVolumeClaim" && m.api_version == "v1") {
+    core::PersistentVolumeClaim pvc;
+    if (absl::Status st = DecodeInto(m, pvc); !st.ok()) return st;
+    if (pvc.metadata.namespace_.empty()) pvc.metadata.namespace_ = "default";
+    impl.pvcs.push_back(std::move(pvc));
+  } else if (k == "PersistentVolume" && m.api_version == "v1") {
+    core::PersistentVolume pv;
+    if (absl::Status st = DecodeInto(m, pv); !st.ok()) return st;
+    impl.pvs.push_back(std::move(pv));
+  } else if (k == "StorageClass" && group == "storage.k8s.io") {
+    core::StorageClass sc;
+    if (absl::Status st = DecodeInto(m, sc); !st.ok()) return st;
+    impl.storage_classes.push_back(std::move(sc));
+  } else if (k == "Namespace" && m.api_version == "v1") {
+    core::Namespace ns;
+    if (absl::Status st = DecodeInto(m, ns); !st.ok()) return st;
+    impl.namespaces.push_back(std::move(ns));
+  } else if (IsKnownIgnoredKind(m.api_version, k)) {
+    return absl::OkStatus();
+  } else if (k.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(Where(m), ": object has no kind"));
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Where(m), ": unknown kind ", m.api_version, "/", k,
+                     " (dovetail simulate reads NodePools, EC2NodeClasses, Pods, workloads, "
+                     "DaemonSets, Nodes and volumes)"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<Scenario>> Scenario::FromFiles(
@@ -447,33 +552,9 @@ absl::StatusOr<solver::Input> Scenario::BuildInput(const cloudprovider::Catalog&
   }
   for (const auto& np : impl.node_pools) {
     if (v1::IsStatic(np)) continue;  // static pools are not used for dynamic provisioning
-    solver::PoolTemplate t;
-    t.name = np.metadata.name;
-    t.weight = np.spec.weight.value_or(0);
-    auto reqs = Requirements::FromNodeSelectorRequirements(np.spec.template_.spec.requirements);
-    if (!reqs.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("NodePool/", np.metadata.name, ": ", reqs.status().message()));
-    }
-    t.requirements = std::move(*reqs);
-    t.requirements.Intersect(Requirements::FromLabels(np.spec.template_.metadata.labels));
-    t.requirements.Add(
-        scheduling::Requirement::In(std::string(v1::kNodePoolLabelKey), {np.metadata.name}));
-    t.labels = np.spec.template_.metadata.labels;
-    t.annotations = np.spec.template_.metadata.annotations;
-    t.taints = np.spec.template_.spec.taints;
-    t.startup_taints = np.spec.template_.spec.startup_taints;
-    if (!np.spec.limits.empty()) {
-      ResourceList remaining = np.spec.limits;
-      auto usage = pool_usage.find(np.metadata.name);
-      if (usage != pool_usage.end()) {
-        for (auto& [r, q] : remaining) {
-          auto u = usage->second.find(r);
-          if (u != usage->second.end()) q -= u->second;
-        }
-      }
-      t.remaining_limits = std::move(remaining);
-    }
+    absl::StatusOr<solver::PoolTemplate> pool_template = PoolTemplateOf(np, pool_usage);
+    if (!pool_template.ok()) return pool_template.status();
+    solver::PoolTemplate& t = *pool_template;
     t.instance_types = catalog.instance_types();
     absl::StatusOr<const cloudprovider::Catalog*> shaped = ClassCatalog(np, spec);
     if (!shaped.ok()) return shaped.status();
@@ -490,8 +571,7 @@ absl::StatusOr<solver::Input> Scenario::BuildInput(const cloudprovider::Catalog&
          impl.daemon_pods[i].get()});
   }
   for (const auto& ns : impl.namespaces) in.namespace_labels[ns.metadata.name] = ns.metadata.labels;
-  // Volume topology: bound PVCs follow their PV's node affinity, unbound ones their
-  // StorageClass's allowed topologies.
+  // Volume topology.
   absl::flat_hash_map<std::string, const core::PersistentVolumeClaim*> pvcs;
   for (const auto& pvc : impl.pvcs) {
     pvcs[absl::StrCat(pvc.metadata.namespace_, "/", pvc.metadata.name)] = &pvc;
@@ -501,54 +581,9 @@ absl::StatusOr<solver::Input> Scenario::BuildInput(const cloudprovider::Catalog&
   absl::flat_hash_map<std::string, const core::StorageClass*> scs;
   for (const auto& sc : impl.storage_classes) scs[sc.metadata.name] = &sc;
   for (const auto& p : pending_) {
-    std::vector<Requirements> alternatives = {Requirements()};
-    bool any = false;
-    for (const auto& v : p->spec.volumes) {
-      if (!v.persistent_volume_claim) continue;
-      auto it = pvcs.find(
-          absl::StrCat(p->metadata.namespace_, "/", v.persistent_volume_claim->claim_name));
-      if (it == pvcs.end()) continue;
-      const core::PersistentVolumeClaim& pvc = *it->second;
-      std::vector<Requirements> options_for_volume;
-      if (!pvc.spec.volume_name.empty()) {
-        auto pv = pvs.find(pvc.spec.volume_name);
-        if (pv != pvs.end() && pv->second->spec.node_affinity &&
-            pv->second->spec.node_affinity->required) {
-          for (const auto& term : pv->second->spec.node_affinity->required->terms) {
-            std::vector<core::NodeSelectorRequirement> exprs;
-            for (const auto& e : term.match_expressions) {
-              if (e.key != v1::kLabelHostname) exprs.push_back(e);
-            }
-            auto r = Requirements::FromNodeSelectorRequirements(exprs);
-            if (r.ok()) options_for_volume.push_back(std::move(*r));
-          }
-        }
-      } else if (pvc.spec.storage_class_name) {
-        auto sc = scs.find(*pvc.spec.storage_class_name);
-        if (sc != scs.end()) {
-          for (const auto& term : sc->second->allowed_topologies) {
-            Requirements r;
-            for (const auto& e : term.match_label_expressions) {
-              r.Add(scheduling::Requirement::In(e.key, e.values));
-            }
-            options_for_volume.push_back(std::move(r));
-          }
-        }
-      }
-      if (options_for_volume.empty()) continue;
-      any = true;
-      std::vector<Requirements> next;
-      for (const auto& a : alternatives) {
-        for (const auto& b : options_for_volume) {
-          if (!a.Intersects(b).ok()) continue;
-          Requirements c = a;
-          c.Intersect(b);
-          next.push_back(std::move(c));
-        }
-      }
-      alternatives = std::move(next);
+    if (auto alternatives = VolumeAlternatives(*p, pvcs, pvs, scs)) {
+      in.volume_requirements[p.get()] = *std::move(alternatives);
     }
-    if (any) in.volume_requirements[p.get()] = std::move(alternatives);
   }
   return in;
 }

@@ -68,6 +68,10 @@ class Scenario {
 
  private:
   Scenario();
+  // FromManifests' steps: one manifest into the scenario (NodePools and EC2NodeClasses also into
+  // `karpenter`, to validate together); a pod into pending or bound by its nodeName.
+  absl::Status Add(const apis::core::Manifest& m, std::vector<apis::core::Manifest>* karpenter);
+  void AddPod(std::unique_ptr<apis::core::Pod> p);
   // The catalog of `pool`'s EC2NodeClass when it shapes the types, else null.
   absl::StatusOr<const cloudprovider::Catalog*> ClassCatalog(const apis::v1::NodePool& pool,
                                                              const CatalogSpec* spec) const;

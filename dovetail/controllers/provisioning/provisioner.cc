@@ -343,6 +343,7 @@ absl::StatusOr<PassResult> Provisioner::RunOnce() {
 }
 
 absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
+  // 1. Synced.
   if (!deps_.cluster.Synced()) return absl::UnavailableError("cluster state has not synced");
   if (!node_pools_.HasSynced() || !daemon_sets_.HasSynced() || !namespaces_.HasSynced()) {
     return absl::UnavailableError("NodePool, DaemonSet or Namespace informer has not synced");
@@ -353,9 +354,63 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
   }
   PassResult result;
 
-  // 1. Nodes first, then pending pods (cluster.h).
+  // 2-3. Nodes first, then pending pods (cluster.h).
   const state::Snapshot snapshot = deps_.cluster.TakeSnapshot();
+  const std::vector<std::unique_ptr<core::Pod>> pending = CollectPending(snapshot);
+  ++pass_number_;
+  if (pending.empty()) {
+    event_decisions_.clear();
+    return result;
+  }
+  const std::string decision = decision_ids_.Next();
+  result.decision_id = decision;
+  log::Info(kLogger, "found provisionable pod(s)",
+            {{"count", std::to_string(pending.size())}, {"decisionId", decision}});
 
+  // 4-5. NodePools with their instance types and remaining limits, DaemonSets, namespaces.
+  ASSIGN_OR_RETURN(PassInput pass, BuildInput(snapshot, /*report=*/true));
+  for (const auto& pod : pending) pass.input.pods.push_back(pod.get());
+
+  // 6. Solve.
+  ASSIGN_OR_RETURN(solver::Plan plan, SolvePass(pass.input, pending, decision));
+  RecordDecisions(plan);
+  result.pods = static_cast<int>(pending.size());
+  if (!plan.node_claims.empty()) {
+    size_t pods = 0;
+    for (const solver::NewNodeClaim& planned : plan.node_claims) pods += planned.pods.size();
+    log::Info(kLogger, "computed new nodeclaim(s) to fit pod(s)",
+              {{"nodeclaims", std::to_string(plan.node_claims.size())},
+               {"pods", std::to_string(pods)},
+               {"decisionId", decision}});
+  }
+  NarrowToOnDemandBase(pass.on_demand_bases, snapshot, plan);
+
+  // 7. New NodeClaims, nominations and events.
+  PassCounts counts;
+  std::vector<ClaimToCreate> to_create =
+      AcceptWithinLimits(plan, pass.pools, decision, &counts.limit_rejections);
+  SendCreates(to_create);
+  RecordCreates(to_create, decision, &counts, &result);
+  NominateExisting(plan, snapshot, decision, &counts.nominated);
+  ReportUnschedulable(plan, decision);
+  // Forget the outcomes of pods this pass did not decide about (bound, deleted, no longer pending).
+  const int64_t this_pass = pass_number_;
+  absl::erase_if(event_decisions_,
+                 [this_pass](const auto& kv) { return kv.second.pass != this_pass; });
+  result.unschedulable = static_cast<int>(plan.unschedulable.size());
+
+  absl::MutexLock l(&stats_mu_);
+  stats_.pods_considered += static_cast<int64_t>(pending.size());
+  stats_.pods_nominated += counts.nominated;
+  stats_.pods_unschedulable += static_cast<int64_t>(plan.unschedulable.size());
+  stats_.node_claims_created += counts.created;
+  stats_.node_claim_create_errors += counts.create_errors;
+  stats_.limit_rejections += counts.limit_rejections;
+  return result;
+}
+
+std::vector<std::unique_ptr<core::Pod>> Provisioner::CollectPending(
+    const state::Snapshot& snapshot) {
   std::vector<std::unique_ptr<core::Pod>> pending;
   int64_t ignored = 0;
   for (const auto& info : deps_.informers.pods().store().List()) {
@@ -418,23 +473,12 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     stats_.last_pass_pods = static_cast<int64_t>(pending.size());
     stats_.pods_reschedulable += reschedulable;
   }
-  ++pass_number_;
-  if (pending.empty()) {
-    event_decisions_.clear();
-    return result;
-  }
-  const std::string decision = decision_ids_.Next();
-  result.decision_id = decision;
-  log::Info(kLogger, "found provisionable pod(s)",
-            {{"count", std::to_string(pending.size())}, {"decisionId", decision}});
+  return pending;
+}
 
-  // 2. NodePools with their instance types and remaining limits, DaemonSets, namespaces.
-  ASSIGN_OR_RETURN(PassInput pass, BuildInput(snapshot, /*report=*/true));
-  solver::Input& input = pass.input;
-  const auto& pools = pass.pools;
-  const auto& on_demand_bases = pass.on_demand_bases;
-  for (const auto& pod : pending) input.pods.push_back(pod.get());
-
+absl::StatusOr<solver::Plan> Provisioner::SolvePass(
+    const solver::Input& input, const std::vector<std::unique_ptr<core::Pod>>& pending,
+    const std::string& decision) {
   const absl::Time solve_start = deps_.clock.Now();
   scheduler_metrics_.SolveStarted(decision, pending.size());
   absl::StatusOr<solver::Plan> solved = solver::Solve(input);
@@ -445,20 +489,12 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
   scheduler_metrics_.SolveFinished(decision, deps_.clock.Now() - solve_start,
                                    solved.ok() ? solved->unschedulable.size() : pending.size(),
                                    pending_by_zone);
-  ASSIGN_OR_RETURN(solver::Plan plan, std::move(solved));
-  RecordDecisions(plan);
-  result.pods = static_cast<int>(pending.size());
-  if (!plan.node_claims.empty()) {
-    size_t pods = 0;
-    for (const solver::NewNodeClaim& planned : plan.node_claims) pods += planned.pods.size();
-    log::Info(kLogger, "computed new nodeclaim(s) to fit pod(s)",
-              {{"nodeclaims", std::to_string(plan.node_claims.size())},
-               {"pods", std::to_string(pods)},
-               {"decisionId", decision}});
-  }
+  return solved;
+}
 
-  // The on-demand base (on_demand_base.h): the first new NodeClaims of a pool below its base are
-  // narrowed to on-demand. The counts include in-flight NodeClaims (created into state at once).
+void Provisioner::NarrowToOnDemandBase(
+    const absl::flat_hash_map<std::string, OnDemandBase>& on_demand_bases,
+    const state::Snapshot& snapshot, solver::Plan& plan) {
   if (!on_demand_bases.empty() && !plan.node_claims.empty()) {
     for (const OnDemandBaseOutcome& o :
          ApplyOnDemandBase(plan.node_claims, on_demand_bases, CountCapacityTypes(snapshot.nodes))) {
@@ -480,25 +516,19 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
       }
     }
   }
+}
 
-  const absl::Duration nomination =
-      options_.nomination_duration > absl::ZeroDuration()
-          ? options_.nomination_duration
-          : std::max(2 * options_.batch_max_duration, absl::Seconds(10));
-  int64_t nominated = 0, created = 0, create_errors = 0, limit_rejections = 0;
+absl::Duration Provisioner::NominationDuration() const {
+  return options_.nomination_duration > absl::ZeroDuration()
+             ? options_.nomination_duration
+             : std::max(2 * options_.batch_max_duration, absl::Seconds(10));
+}
 
-  // 4. New NodeClaims. Limits are checked in plan order against the pool's usage plus the claims
-  // accepted before (an unlaunched claim counts its requests, as in the cluster state); the
-  // accepted claims are then created concurrently (each create is an API round trip) and recorded
-  // in plan order.
-  std::vector<std::pair<const core::Pod*, std::string>> nominated_events;
-  struct Pending {
-    const solver::NewNodeClaim* planned;
-    const v1::NodePool* pool;
-    v1::NodeClaim claim;
-    absl::StatusOr<std::string> response = absl::UnknownError("not sent");
-  };
-  std::vector<Pending> to_create;
+std::vector<Provisioner::ClaimToCreate> Provisioner::AcceptWithinLimits(
+    const solver::Plan& plan,
+    const absl::flat_hash_map<std::string, std::shared_ptr<const v1::NodePool>>& pools,
+    const std::string& decision, int64_t* limit_rejections) {
+  std::vector<ClaimToCreate> to_create;
   absl::flat_hash_map<std::string, ResourceList> usage;
   for (const solver::NewNodeClaim& planned : plan.node_claims) {
     auto pool_it = pools.find(planned.pool);
@@ -507,7 +537,7 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     auto [u, inserted] = usage.try_emplace(pool.metadata.name);
     if (inserted) u->second = deps_.cluster.NodePoolUsage(pool.metadata.name);
     if (LimitsExceeded(pool, u->second)) {
-      ++limit_rejections;
+      ++*limit_rejections;
       continue;
     }
     v1::NodeClaim claim =
@@ -517,39 +547,48 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     u->second["nodes"] += Quantity::FromUnits(1);
     to_create.push_back({&planned, &pool, std::move(claim)});
   }
-  {
-    constexpr size_t kMaxParallelCreates = 16;
-    std::atomic<size_t> next{0};
-    auto worker = [&] {
-      for (size_t i = next++; i < to_create.size(); i = next++) {
-        to_create[i].response = deps_.client.Create(kube::resources::kNodeClaims, "",
-                                                    core::EncodeJson(to_create[i].claim).dump());
-      }
-    };
-    std::vector<std::thread> threads;
-    const size_t n = std::min(kMaxParallelCreates, to_create.size());
-    for (size_t t = 1; t < n; ++t) threads.push_back(StartThread("provisioner.create", worker));
-    worker();
-    for (std::thread& t : threads) t.join();
-  }
-  for (Pending& p : to_create) {
+  return to_create;
+}
+
+void Provisioner::SendCreates(std::vector<ClaimToCreate>& to_create) {
+  constexpr size_t kMaxParallelCreates = 16;
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < to_create.size(); i = next++) {
+      to_create[i].response = deps_.client.Create(kube::resources::kNodeClaims, "",
+                                                  core::EncodeJson(to_create[i].claim).dump());
+    }
+  };
+  std::vector<std::thread> threads;
+  const size_t n = std::min(kMaxParallelCreates, to_create.size());
+  for (size_t t = 1; t < n; ++t) threads.push_back(StartThread("provisioner.create", worker));
+  worker();
+  for (std::thread& t : threads) t.join();
+}
+
+void Provisioner::RecordCreates(const std::vector<ClaimToCreate>& to_create,
+                                const std::string& decision, PassCounts* counts,
+                                PassResult* result) {
+  const absl::Duration nomination = NominationDuration();
+  std::vector<std::pair<const core::Pod*, std::string>> nominated_events;
+  for (const ClaimToCreate& p : to_create) {
     const solver::NewNodeClaim& planned = *p.planned;
     const v1::NodePool& pool = *p.pool;
     const absl::StatusOr<std::string>& response = p.response;
     if (!response.ok()) {
-      ++create_errors;
+      ++counts->create_errors;
       AddError(response.status());
       continue;
     }
     const nlohmann::json json = nlohmann::json::parse(*response, nullptr, false);
     auto stored = std::make_shared<v1::NodeClaim>();
     if (json.is_discarded() || !core::DecodeJson(json, *stored).ok()) {
-      ++create_errors;
+      ++counts->create_errors;
       AddError(absl::InternalError("created NodeClaim does not decode"));
       continue;
     }
     const std::string name = stored->metadata.name;
-    ++created;
+    ++counts->created;
     log::Info(kLogger, "created nodeclaim",
               {{"NodePool", pool.metadata.name},
                {"NodeClaim", name},
@@ -560,13 +599,13 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
       node_claims_created_metric_->Inc(
           {"provisioned", pool.metadata.name, planned.min_values_relaxed ? "true" : "false"});
     }
-    result.created.push_back(name);
+    result->created.push_back(name);
     // Into state at once (upstream does the same): the next pass sees the claim as capacity, and
     // the sync gate holds passes until it is launched. The informer's copy replaces this one.
     if (!deps_.cluster.GetByNodeClaimName(name).has_value()) deps_.cluster.UpdateNodeClaim(stored);
     deps_.cluster.Nominate(state::UnlaunchedNodeClaimKey(name), nomination);
     for (const core::Pod* pod : planned.pods) {
-      ++nominated;
+      ++counts->nominated;
       nominated_events.emplace_back(pod, absl::StrCat("Pod should schedule on: nodeclaim/", name));
     }
   }
@@ -575,8 +614,11 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     RecordPodEvent(*pod, "Normal", kNominated, "Nominate",
                    WithDecisionId(note, EventDecision(*pod, kNominated, note, decision)));
   }
+}
 
-  // 5. Existing and in-flight nodes.
+void Provisioner::NominateExisting(const solver::Plan& plan, const state::Snapshot& snapshot,
+                                   const std::string& decision, int64_t* nominated) {
+  const absl::Duration nomination = NominationDuration();
   absl::flat_hash_map<std::string, const state::StateNode*> by_name;
   for (const state::StateNode& node : snapshot.nodes) by_name[node.Name()] = &node;
   for (const solver::ExistingPlacement& placement : plan.existing) {
@@ -590,13 +632,15 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     if (node.node != nullptr) info.push_back(absl::StrCat("node/", node.node->meta.name));
     const std::string note = absl::StrCat("Pod should schedule on: ", absl::StrJoin(info, ", "));
     for (const core::Pod* pod : placement.pods) {
-      ++nominated;
+      ++*nominated;
       RecordPodEvent(*pod, "Normal", kNominated, "Nominate",
                      WithDecisionId(note, EventDecision(*pod, kNominated, note, decision)));
     }
   }
+}
 
-  // 6. Pods that fit nowhere, with the solver's reason.
+void Provisioner::ReportUnschedulable(const solver::Plan& plan, const std::string& decision) {
+  // Pods that fit nowhere, with the solver's reason.
   for (const solver::Unschedulable& u : plan.unschedulable) {
     const std::string note = absl::StrCat("Failed to schedule pod, ", u.reason);
     RecordPodEvent(*u.pod, "Warning", kFailedScheduling, "Scheduling",
@@ -606,20 +650,6 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
     log::Info(kLogger, "could not schedule pod(s)",
               {{"pods", std::to_string(plan.unschedulable.size())}, {"decisionId", decision}});
   }
-  // Forget the outcomes of pods this pass did not decide about (bound, deleted, no longer pending).
-  const int64_t this_pass = pass_number_;
-  absl::erase_if(event_decisions_,
-                 [this_pass](const auto& kv) { return kv.second.pass != this_pass; });
-  result.unschedulable = static_cast<int>(plan.unschedulable.size());
-
-  absl::MutexLock l(&stats_mu_);
-  stats_.pods_considered += static_cast<int64_t>(pending.size());
-  stats_.pods_nominated += nominated;
-  stats_.pods_unschedulable += static_cast<int64_t>(plan.unschedulable.size());
-  stats_.node_claims_created += created;
-  stats_.node_claim_create_errors += create_errors;
-  stats_.limit_rejections += limit_rejections;
-  return result;
 }
 
 }  // namespace dovetail::controllers::provisioning

@@ -165,6 +165,52 @@ class Provisioner : public Controller {
   void Loop();
   void TriggerPending();
   absl::StatusOr<PassResult> RunOnceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  // The pass's steps (the numbers of the list above).
+  // 3. The pending pods of `snapshot` (sorted by namespace/name), with their ignored-pod events,
+  //    metrics, scheduling-time acks and stats.
+  std::vector<std::unique_ptr<apis::core::Pod>> CollectPending(const state::Snapshot& snapshot)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  // 6. solver::Solve, with the scheduler's metrics around it.
+  absl::StatusOr<solver::Plan> SolvePass(
+      const solver::Input& input, const std::vector<std::unique_ptr<apis::core::Pod>>& pending,
+      const std::string& decision);
+  // The on-demand base (on_demand_base.h): the first new NodeClaims of a pool below its base are
+  // narrowed to on-demand; the counts include in-flight NodeClaims (created into state at once).
+  void NarrowToOnDemandBase(const absl::flat_hash_map<std::string, OnDemandBase>& on_demand_bases,
+                            const state::Snapshot& snapshot, solver::Plan& plan);
+  // How long a nominated node stays reserved for its pods.
+  absl::Duration NominationDuration() const;
+  // 7. A planned NodeClaim accepted for creation, and the API's reply once sent.
+  struct ClaimToCreate {
+    const solver::NewNodeClaim* planned;
+    const apis::v1::NodePool* pool;
+    apis::v1::NodeClaim claim;
+    absl::StatusOr<std::string> response = absl::UnknownError("not sent");
+  };
+  struct PassCounts {
+    int64_t nominated = 0, created = 0, create_errors = 0, limit_rejections = 0;
+  };
+  // Limits are checked in plan order against the pool's usage plus the claims accepted before (an
+  // unlaunched claim counts its requests, as in the cluster state); each accepted claim is built
+  // (node_claim_builder.h) with the pass's decision ID.
+  std::vector<ClaimToCreate> AcceptWithinLimits(
+      const solver::Plan& plan,
+      const absl::flat_hash_map<std::string, std::shared_ptr<const apis::v1::NodePool>>& pools,
+      const std::string& decision, int64_t* limit_rejections);
+  // Creates the accepted claims concurrently (each create is an API round trip).
+  void SendCreates(std::vector<ClaimToCreate>& to_create);
+  // In plan order: each created claim into the cluster state at once and nominated, logged and
+  // counted; then its pods' Nominated events (after every NodeClaim exists).
+  void RecordCreates(const std::vector<ClaimToCreate>& to_create, const std::string& decision,
+                     PassCounts* counts, PassResult* result)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  // Existing and in-flight nodes the plan uses are nominated; their pods get Nominated events.
+  void NominateExisting(const solver::Plan& plan, const state::Snapshot& snapshot,
+                        const std::string& decision, int64_t* nominated)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  // Pods that fit nowhere get a FailedScheduling event with the solver's reason.
+  void ReportUnschedulable(const solver::Plan& plan, const std::string& decision)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
   // Records the plan's decisions in the cluster state's PodSchedulingTimes.
   void RecordDecisions(const solver::Plan& plan);
   void RecordPodEvent(const apis::core::Pod& pod, std::string_view type, std::string_view reason,
