@@ -21,7 +21,7 @@
 // Snapshot() copies the StateNodes with the pods bound to them at one instant. Provisioning takes
 // it BEFORE listing pending pods (upstream's order): a pod that binds in between is then missing
 // from both lists, so existing capacity is over- rather than under-estimated. The snapshot
-// converts into the solver's input (snapshot.h).
+// converts into the solver's input (dovetail/scenario/solver_nodes.h).
 //
 // Synced(): every source registered with AddSyncCheck (the informers) has synced, and every
 // NodeClaim in state has been launched (has a provider id) — until then a NodeClaim's capacity is

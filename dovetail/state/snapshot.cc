@@ -1,13 +1,6 @@
 #include "dovetail/state/snapshot.h"
 
-#include <utility>
-
-#include "dovetail/common/status_macros.h"
-#include "dovetail/state/pod_conversion.h"
-
 namespace dovetail::state {
-
-namespace core = apis::core;
 
 std::optional<ResourceList> Snapshot::RemainingLimits(const apis::v1::NodePool& node_pool) const {
   if (node_pool.spec.limits.empty()) return std::nullopt;
@@ -19,46 +12,6 @@ std::optional<ResourceList> Snapshot::RemainingLimits(const apis::v1::NodePool& 
     if (used != usage->second.end()) quantity -= used->second;
   }
   return remaining;
-}
-
-solver::ExistingNode ToExistingNode(const StateNode& node) {
-  solver::ExistingNode out;
-  out.name = node.Name();
-  out.labels = node.Labels();
-  out.taints = node.Taints();
-  if (node.node != nullptr && node.node->unschedulable) {
-    core::Taint taint;
-    taint.key = std::string(kTaintNodeUnschedulable);
-    taint.effect = core::TaintEffect::kNoSchedule;
-    out.taints.push_back(std::move(taint));
-  }
-  out.allocatable = node.Allocatable();
-  out.node_pool = node.NodePool();
-  out.initialized = node.Initialized();
-  out.startup_taint_keys = node.StartupTaintKeys();
-  return out;
-}
-
-absl::StatusOr<SolverNodes> ToSolverNodes(const Snapshot& snapshot,
-                                          const SolverNodesOptions& options) {
-  SolverNodes out;
-  for (const StateNode& node : snapshot.nodes) {
-    if (!node.Launched()) continue;  // nothing known about its shape yet
-    if (!options.include_inactive && !node.Active()) continue;
-    out.nodes.push_back(ToExistingNode(node));
-    auto pods = snapshot.pods_by_node.find(out.nodes.back().name);
-    if (pods == snapshot.pods_by_node.end()) continue;
-    for (const PodPtr& info : pods->second) {
-      ASSIGN_OR_RETURN(core::Pod pod, ToPod(*info));
-      out.pods.push_back(std::make_unique<core::Pod>(std::move(pod)));
-    }
-  }
-  return out;
-}
-
-void SolverNodes::AppendTo(solver::Input& input) const {
-  input.nodes.insert(input.nodes.end(), nodes.begin(), nodes.end());
-  for (const auto& pod : pods) input.bound_pods.push_back(pod.get());
 }
 
 }  // namespace dovetail::state

@@ -15,6 +15,7 @@
 #include "dovetail/controllers/disruption/disruption.h"
 #include "dovetail/controllers/provisioning/node_claim_builder.h"
 #include "dovetail/controllers/provisioning/pod_filter.h"
+#include "dovetail/scenario/solver_nodes.h"
 #include "dovetail/solver/session.h"
 #include "dovetail/state/pod_conversion.h"
 
@@ -31,7 +32,7 @@ std::string PodKey(const core::Pod& pod) {
 class SolveSimulator final : public Simulator {
  public:
   absl::Status Init(const ClusterView& view, const Options& options) {
-    ASSIGN_OR_RETURN(existing_, state::ToSolverNodes(view.snapshot));
+    ASSIGN_OR_RETURN(existing_, scenario::ToSolverNodes(view.snapshot));
     solver::Input base;
     existing_.AppendTo(base);
     for (size_t i = 0; i < base.nodes.size(); ++i) node_index_[base.nodes[i].name] = i;
@@ -155,7 +156,7 @@ class SolveSimulator final : public Simulator {
     return session_->Simulate(removed, moved);
   }
 
-  state::SolverNodes existing_;
+  scenario::SolverNodes existing_;
   std::vector<std::unique_ptr<core::Pod>> owned_;
   std::unique_ptr<solver::Session> session_;
   absl::flat_hash_map<std::string, size_t> node_index_;

@@ -243,7 +243,7 @@ absl::StatusOr<PassInput> Provisioner::BuildInput(const state::Snapshot& snapsho
     return absl::UnavailableError("NodePool, DaemonSet or Namespace informer has not synced");
   }
   PassInput pass;
-  ASSIGN_OR_RETURN(pass.existing, state::ToSolverNodes(snapshot));
+  ASSIGN_OR_RETURN(pass.existing, scenario::ToSolverNodes(snapshot));
   solver::Input& input = pass.input;
   pass.existing.AppendTo(input);
   auto skip = [&pass](const v1::NodePool& pool, std::string reason) {

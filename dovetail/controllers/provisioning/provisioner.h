@@ -62,6 +62,7 @@
 #include "dovetail/controllers/provisioning/scheduler_metrics.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/metrics/registry.h"
+#include "dovetail/scenario/solver_nodes.h"
 #include "dovetail/solver/solver.h"
 #include "dovetail/state/snapshot.h"
 
@@ -115,7 +116,7 @@ struct SkippedNodePool {
 // The solver's input of a pass, without the pods to place (BuildInput). `input` points into
 // `existing` and `daemon_pods` (heap objects: moving this struct keeps the pointers valid).
 struct PassInput {
-  state::SolverNodes existing;
+  scenario::SolverNodes existing;
   std::vector<std::unique_ptr<apis::core::Pod>> daemon_pods;
   solver::Input input;
   absl::flat_hash_map<std::string, std::shared_ptr<const apis::v1::NodePool>> pools;  // usable

@@ -14,6 +14,7 @@
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/errors.h"
 #include "dovetail/kube/rest_client.h"
+#include "dovetail/scenario/solver_nodes.h"
 #include "dovetail/state/cluster.h"
 #include "dovetail/state/cluster_informers.h"
 #include "dovetail/state/snapshot.h"
@@ -166,7 +167,7 @@ TEST_F(StateIntegrationTest, FollowsANodeClaimFromCreationThroughLaunchRegistrat
 
   // The snapshot converts into the solver's view with the node and its two pods.
   Snapshot snapshot = cluster_.TakeSnapshot();
-  auto solver_nodes = ToSolverNodes(snapshot);
+  auto solver_nodes = scenario::ToSolverNodes(snapshot);
   ASSERT_TRUE(solver_nodes.ok()) << solver_nodes.status();
   int ours = 0;
   for (const auto& n : solver_nodes->nodes) ours += n.name == node;

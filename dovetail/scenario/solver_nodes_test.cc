@@ -1,4 +1,4 @@
-#include "dovetail/state/snapshot.h"
+#include "dovetail/scenario/solver_nodes.h"
 
 #include <algorithm>
 #include <string>
@@ -14,26 +14,21 @@
 #include "dovetail/state/state_test_util.h"
 #include "gtest/gtest.h"
 
-namespace dovetail::state {
+namespace dovetail::scenario {
 namespace {
 
 namespace core = apis::core;
 namespace v1 = apis::v1;
-using testing::NodeClaimJson;
-using testing::NodeJson;
-using testing::Objects;
-using testing::PodJson;
-
-int64_t Milli(const ResourceList& list, const std::string& name) {
-  auto it = list.find(name);
-  return it == list.end() ? 0 : it->second.MilliValue();
-}
+using state::testing::NodeClaimJson;
+using state::testing::NodeJson;
+using state::testing::Objects;
+using state::testing::PodJson;
 
 const nlohmann::json kZoneA = {{"topology.kubernetes.io/zone", "test-zone-a"},
                                {"kubernetes.io/arch", "amd64"},
                                {"kubernetes.io/os", "linux"}};
 
-class SnapshotTest : public ::testing::Test {
+class SolverNodesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto catalog = cloudprovider::kwok::SyntheticCatalog();
@@ -54,13 +49,13 @@ class SnapshotTest : public ::testing::Test {
 
   // Solves `pending` against the cluster's snapshot, as provisioning will.
   solver::Plan Solve(const std::vector<std::shared_ptr<const kube::PodInfo>>& pending) {
-    Snapshot snapshot = cluster_.TakeSnapshot();
+    state::Snapshot snapshot = cluster_.TakeSnapshot();
     auto nodes = ToSolverNodes(snapshot);
     EXPECT_TRUE(nodes.ok()) << nodes.status();
     solver_nodes_ = std::move(*nodes);
     pending_.clear();
     for (const auto& info : pending) {
-      auto pod = ToPod(*info);
+      auto pod = state::ToPod(*info);
       EXPECT_TRUE(pod.ok()) << pod.status();
       pending_.push_back(std::make_unique<core::Pod>(std::move(*pod)));
     }
@@ -86,14 +81,14 @@ class SnapshotTest : public ::testing::Test {
   }
 
   FakeClock clock_;
-  Cluster cluster_{clock_};
+  state::Cluster cluster_{clock_};
   Objects objects_;
   cloudprovider::Catalog catalog_;
   SolverNodes solver_nodes_;
   std::vector<std::unique_ptr<core::Pod>> pending_;
 };
 
-TEST_F(SnapshotTest, SolverUsesOnlyTheRoomBoundPodsLeaveOnExistingNodes) {
+TEST_F(SolverNodesTest, SolverUsesOnlyTheRoomBoundPodsLeaveOnExistingNodes) {
   cluster_.UpdateNode(objects_.Node(NodeJson("n1", "kwok://n1", "4", "16Gi", kZoneA)));
   cluster_.UpdatePod(objects_.Pod(PodJson("ns", "running", "n1", "3")));
   solver::Plan plan = Solve({objects_.Pod(PodJson("ns", "small", "", "500m")),
@@ -105,7 +100,7 @@ TEST_F(SnapshotTest, SolverUsesOnlyTheRoomBoundPodsLeaveOnExistingNodes) {
   EXPECT_TRUE(plan.unschedulable.empty());
 }
 
-TEST_F(SnapshotTest, BoundPodsRequiredAntiAffinityKeepsMatchingPodsOff) {
+TEST_F(SolverNodesTest, BoundPodsRequiredAntiAffinityKeepsMatchingPodsOff) {
   cluster_.UpdateNode(objects_.Node(NodeJson("n1", "kwok://n1", "8", "32Gi", kZoneA)));
   nlohmann::json guard = PodJson("ns", "guard", "n1", "100m");
   guard["metadata"]["labels"]["app"] = "web";
@@ -122,7 +117,7 @@ TEST_F(SnapshotTest, BoundPodsRequiredAntiAffinityKeepsMatchingPodsOff) {
   EXPECT_EQ(plan.node_claims[0].pods[0]->metadata.name, "web-1");
 }
 
-TEST_F(SnapshotTest, LaunchedNodeClaimWithoutANodeIsExistingCapacity) {
+TEST_F(SolverNodesTest, LaunchedNodeClaimWithoutANodeIsExistingCapacity) {
   nlohmann::json claim = NodeClaimJson("default-abc", "default", "kwok://default-abc", "4", "16Gi");
   for (const auto& [k, v] : kZoneA.items()) claim["metadata"]["labels"][k] = v;
   cluster_.UpdateNodeClaim(objects_.NodeClaim(claim));
@@ -133,14 +128,14 @@ TEST_F(SnapshotTest, LaunchedNodeClaimWithoutANodeIsExistingCapacity) {
   EXPECT_TRUE(plan.node_claims.empty());
 }
 
-TEST_F(SnapshotTest, LeavesOutUnlaunchedAndInactiveNodesUnlessAsked) {
+TEST_F(SolverNodesTest, LeavesOutUnlaunchedAndInactiveNodesUnlessAsked) {
   cluster_.UpdateNode(objects_.Node(NodeJson("n1", "kwok://n1", "4", "16Gi", kZoneA)));
   cluster_.UpdateNode(objects_.Node(NodeJson("n2", "kwok://n2", "4", "16Gi", kZoneA)));
   cluster_.UpdateNodeClaim(objects_.NodeClaim(NodeClaimJson("default-x", "default", "")));
   cluster_.UpdatePod(objects_.Pod(PodJson("ns", "on-n2", "n2", "1")));
   cluster_.MarkForDeletion({"kwok://n2"});
 
-  Snapshot snapshot = cluster_.TakeSnapshot();
+  state::Snapshot snapshot = cluster_.TakeSnapshot();
   EXPECT_EQ(snapshot.nodes.size(), 3u);
   auto active = ToSolverNodes(snapshot);
   ASSERT_TRUE(active.ok());
@@ -155,7 +150,7 @@ TEST_F(SnapshotTest, LeavesOutUnlaunchedAndInactiveNodesUnlessAsked) {
   EXPECT_EQ(all->pods[0]->spec.node_name, "n2");
 }
 
-TEST_F(SnapshotTest, CordonedNodeCarriesTheUnschedulableTaint) {
+TEST_F(SolverNodesTest, CordonedNodeCarriesTheUnschedulableTaint) {
   nlohmann::json node = NodeJson("n1", "kwok://n1", "4", "16Gi", kZoneA);
   node["spec"]["unschedulable"] = true;
   cluster_.UpdateNode(objects_.Node(node));
@@ -170,44 +165,5 @@ TEST_F(SnapshotTest, CordonedNodeCarriesTheUnschedulableTaint) {
   EXPECT_EQ(plan.node_claims.size(), 1u);
 }
 
-TEST(ToPodTest, KeepsEffectiveRequestsTolerationsOwnersAndSpread) {
-  Objects objects;
-  nlohmann::json json = PodJson("kube-system", "agent-x", "n1", "100m", "64Mi");
-  json["spec"]["initContainers"] = {
-      {{"name", "init"}, {"resources", {{"requests", {{"cpu", "2"}, {"memory", "32Mi"}}}}}}};
-  json["spec"]["overhead"] = {{"cpu", "50m"}};
-  json["spec"]["tolerations"] = {{{"operator", "Exists"}},
-                                 {{"key", "k"}, {"value", "v"}, {"effect", "NoExecute"}}};
-  json["spec"]["containers"][0]["ports"] = {{{"containerPort", 80}, {"hostPort", 8080}}};
-  json["spec"]["topologySpreadConstraints"] = {
-      {{"maxSkew", 1},
-       {"topologyKey", "topology.kubernetes.io/zone"},
-       {"whenUnsatisfiable", "DoNotSchedule"},
-       {"labelSelector", {{"matchLabels", {{"a", "b"}}}}}}};
-  json["metadata"]["ownerReferences"] = {
-      {{"apiVersion", "apps/v1"}, {"kind", "DaemonSet"}, {"name", "agent"}, {"uid", "u"}}};
-  auto info = objects.Pod(json);
-  absl::StatusOr<core::Pod> pod = ToPod(*info);
-  ASSERT_TRUE(pod.ok()) << pod.status();
-
-  const ResourceList requests = core::PodRequests(*pod);
-  EXPECT_EQ(Milli(requests, "cpu"), 2050);  // the init container's peak, plus overhead
-  EXPECT_EQ(Milli(requests, "memory"), 64ll * 1024 * 1024 * 1000);
-  EXPECT_EQ(Milli(requests, "pods"), 1000);
-  EXPECT_TRUE(core::IsOwnedByDaemonSet(*pod));
-  ASSERT_EQ(pod->spec.tolerations.size(), 2u);
-  EXPECT_EQ(pod->spec.tolerations[0].op, core::TolerationOperator::kExists);
-  EXPECT_FALSE(pod->spec.tolerations[0].effect.has_value());
-  EXPECT_EQ(pod->spec.tolerations[1].effect, core::TaintEffect::kNoExecute);
-  ASSERT_EQ(pod->spec.topology_spread_constraints.size(), 1u);
-  EXPECT_EQ(pod->spec.topology_spread_constraints[0].topology_key, "topology.kubernetes.io/zone");
-  ASSERT_EQ(pod->spec.containers.size(), 1u);
-  ASSERT_EQ(pod->spec.containers[0].ports.size(), 1u);
-  EXPECT_EQ(pod->spec.containers[0].ports[0].host_port, 8080);
-  EXPECT_EQ(pod->spec.node_name, "n1");
-  EXPECT_EQ(pod->metadata.namespace_, "kube-system");
-  EXPECT_EQ(pod->status.phase, core::PodPhase::kRunning);
-}
-
 }  // namespace
-}  // namespace dovetail::state
+}  // namespace dovetail::scenario

@@ -1,0 +1,49 @@
+// The solver's view of a cluster state snapshot (state/snapshot.h): every launched, active
+// StateNode becomes a solver::ExistingNode (an in-flight NodeClaim without a Node included, with
+// the NodeClaim's labels, taints and estimated allocatable) and the pods bound to those nodes
+// become Input::bound_pods.
+//
+// Nodes whose spec.unschedulable is set get the node.kubernetes.io/unschedulable:NoSchedule taint
+// in the solver's view: the kube-scheduler's NodeUnschedulable filter is exactly that taint, so
+// only pods that tolerate it may be placed there.
+//
+// SolverNodes owns the pods the solver input points into and must outlive it. Pure functions;
+// thread-compatible values.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dovetail/apis/core/pod.h"
+#include "dovetail/solver/solver.h"
+#include "dovetail/state/snapshot.h"
+#include "dovetail/state/state_node.h"
+
+namespace dovetail::scenario {
+
+inline constexpr std::string_view kTaintNodeUnschedulable = "node.kubernetes.io/unschedulable";
+
+struct SolverNodesOptions {
+  // Also convert StateNodes that are marked for deletion or deleting (disruption simulations);
+  // provisioning leaves them out, their pods being rescheduled elsewhere.
+  bool include_inactive = false;
+};
+
+// The solver's view of a snapshot. Owns the converted pods.
+struct SolverNodes {
+  std::vector<solver::ExistingNode> nodes;
+  std::vector<std::unique_ptr<apis::core::Pod>> pods;  // bound to `nodes`
+
+  // Appends `nodes` and pointers to `pods` to the input, which then points into this object.
+  void AppendTo(solver::Input& input) const;
+};
+
+solver::ExistingNode ToExistingNode(const state::StateNode& node);
+
+// Errors: InvalidArgument when a bound pod's affinity or topology spread does not decode.
+absl::StatusOr<SolverNodes> ToSolverNodes(const state::Snapshot& snapshot,
+                                          const SolverNodesOptions& options = {});
+
+}  // namespace dovetail::scenario
