@@ -70,6 +70,7 @@
 #include "dovetail/controllers/provisioning/node_claim_builder.h"
 #include "dovetail/kube/objects.h"
 #include "dovetail/kube/string_pool.h"
+#include "dovetail/scenario/pool_template.h"
 #include "dovetail/solver/solver.h"
 #include "dovetail/state/pod_conversion.h"
 #include "nlohmann/json.hpp"
@@ -519,8 +520,8 @@ absl::StatusOr<Repack> RepackAll(const Cluster& c) {
   const dis::ClusterView& view = c.view;
   solver::Input in;
   const v1::NodePool& pool = view.node_pools.at("default");
-  ASSIGN_OR_RETURN(solver::PoolTemplate t, controllers::provisioning::BuildPoolTemplate(
-                                               pool, {}, view.snapshot.RemainingLimits(pool)));
+  ASSIGN_OR_RETURN(solver::PoolTemplate t,
+                   scenario::BuildPoolTemplate(pool, {}, view.snapshot.RemainingLimits(pool)));
   for (const InstanceTypePtr& type : view.instance_types.at("default")) {
     if (!cloudprovider::RequirementsIntersect(type->requirements(), t.requirements)) continue;
     if (!type->offerings().Available().HasCompatible(t.requirements)) continue;
@@ -529,7 +530,7 @@ absl::StatusOr<Repack> RepackAll(const Cluster& c) {
   in.pools.push_back(std::move(t));
   std::vector<std::unique_ptr<core::Pod>> owned;
   for (const core::DaemonSet& ds : view.daemon_sets) {
-    owned.push_back(controllers::provisioning::DaemonSetPod(ds));
+    owned.push_back(scenario::DaemonSetPod(ds));
     in.daemon_sets.push_back(
         {absl::StrCat(ds.metadata.namespace_, "/", ds.metadata.name), owned.back().get()});
   }

@@ -15,6 +15,7 @@
 #include "dovetail/controllers/disruption/disruption.h"
 #include "dovetail/controllers/provisioning/node_claim_builder.h"
 #include "dovetail/controllers/provisioning/pod_filter.h"
+#include "dovetail/scenario/pool_template.h"
 #include "dovetail/scenario/solver_nodes.h"
 #include "dovetail/solver/session.h"
 #include "dovetail/state/pod_conversion.h"
@@ -50,7 +51,7 @@ class SolveSimulator final : public Simulator {
       if (types == view.instance_types.end()) continue;
       ASSIGN_OR_RETURN(
           solver::PoolTemplate t,
-          provisioning::BuildPoolTemplate(*pool, {}, view.snapshot.RemainingLimits(*pool)));
+          scenario::BuildPoolTemplate(*pool, {}, view.snapshot.RemainingLimits(*pool)));
       for (const cloudprovider::InstanceTypePtr& type : types->second) {
         if (type == nullptr) continue;
         if (!cloudprovider::RequirementsIntersect(type->requirements(), t.requirements)) continue;
@@ -62,7 +63,7 @@ class SolveSimulator final : public Simulator {
     }
 
     for (const core::DaemonSet& ds : view.daemon_sets) {
-      owned_.push_back(provisioning::DaemonSetPod(ds));
+      owned_.push_back(scenario::DaemonSetPod(ds));
       base.daemon_sets.push_back(
           {absl::StrCat(ds.metadata.namespace_, "/", ds.metadata.name), owned_.back().get()});
     }

@@ -1,6 +1,6 @@
-// The two conversions at the edges of a provisioning pass: a NodePool into the solver's
-// PoolTemplate (upstream's NodeClaimTemplate), and a planned NewNodeClaim back into the NodeClaim
-// object the provisioner creates (upstream's ToNodeClaim; docs/provisioning.md, "The NodeClaim").
+// A planned NewNodeClaim back into the NodeClaim object the provisioner creates (upstream's
+// ToNodeClaim; docs/provisioning.md, "The NodeClaim"); the other edge, a NodePool into the
+// solver's PoolTemplate, is dovetail/scenario/pool_template.h.
 //
 // The NodeClaim gets: generateName `<nodepool>-`; an owner reference to the NodePool
 // (blockOwnerDeletion); labels = template labels + karpenter.sh/nodepool + the node class label
@@ -31,29 +31,15 @@
 
 namespace dovetail::controllers::provisioning {
 
-// `<group>/<lowercase kind>` of the pool's nodeClassRef (e.g. karpenter.k8s.aws/ec2nodeclass), or
-// "" when the pool has none.
-std::string NodeClassLabelKey(const apis::v1::NodePool& node_pool);
-
 // The karpenter.sh/nodepool-hash a NodeClaim launched from the pool carries: upstream's drift hash
 // (version v3) of its template (apis::v1::TemplateHash), or "" when it does not hash. As
 // upstream, computed at launch rather than read from the pool's annotation, which may lag a spec
 // change.
 std::string NodePoolHash(const apis::v1::NodePool& node_pool);
 
-// Errors: InvalidArgument when the pool's requirements do not parse.
-absl::StatusOr<solver::PoolTemplate> BuildPoolTemplate(
-    const apis::v1::NodePool& node_pool, std::vector<cloudprovider::InstanceTypePtr> instance_types,
-    std::optional<ResourceList> remaining_limits);
-
 struct BuildOptions {
   bool min_values_strict = true;  // MIN_VALUES_POLICY=Strict: no min-values-relaxed annotation
 };
-
-// The pod a DaemonSet would run on a new node: its template with the DaemonSet's name, namespace
-// and a controller owner reference (the solver's DaemonSet overhead and the provisioner's and
-// disruption's simulations use it).
-std::unique_ptr<apis::core::Pod> DaemonSetPod(const apis::core::DaemonSet& daemon_set);
 
 apis::v1::NodeClaim BuildNodeClaim(const apis::v1::NodePool& node_pool,
                                    const solver::NewNodeClaim& planned,

@@ -8,6 +8,7 @@
 #include "dovetail/apis/hash/drift_hash.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
+#include "dovetail/scenario/pool_template.h"
 #include "dovetail/solver/solver.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -78,7 +79,7 @@ class NodeClaimBuilderTest : public ::testing::Test {
   }
 
   solver::Plan Solve(const v1::NodePool& pool, const std::vector<const core::Pod*>& pods) {
-    auto t = BuildPoolTemplate(pool, catalog_.instance_types(), std::nullopt);
+    auto t = scenario::BuildPoolTemplate(pool, catalog_.instance_types(), std::nullopt);
     EXPECT_TRUE(t.ok()) << t.status();
     solver::Input input;
     input.pools.push_back(std::move(*t));
@@ -255,26 +256,6 @@ TEST(NodePoolHashTest, DecodedPoolKeepsWhatTheTypedFieldsLose) {
   nlohmann::json with = manifest;
   with["spec"]["template"]["metadata"]["labels"]["team"] = "a";
   EXPECT_EQ(NodePoolHash(labelled), *apis::hash::NodePoolHash(with));
-}
-
-TEST(BuildPoolTemplateTest, RequirementsIncludeLabelsAndRejectBadOnes) {
-  v1::NodePool pool = Pool();
-  auto t = BuildPoolTemplate(pool, {}, ResourceList{{"cpu", Quantity::FromUnits(3)}});
-  ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(t->name, "general");
-  EXPECT_EQ(t->requirements.SingleValuedLabels().at("team"), "infra");
-  EXPECT_TRUE(t->requirements.Has("karpenter.sh/nodepool"));
-  EXPECT_TRUE(t->requirements.Has("karpenter.kwok.sh/kwoknodeclass"));
-  ASSERT_TRUE(t->remaining_limits.has_value());
-  EXPECT_EQ(t->remaining_limits->at("cpu").MilliValue(), 3000);
-
-  core::NodeSelectorRequirement bad;
-  bad.key = "example.com/size";
-  bad.op = core::SelectorOperator::kGt;
-  bad.values = {"x"};
-  pool.spec.template_.spec.requirements.push_back(bad);
-  EXPECT_EQ(BuildPoolTemplate(pool, {}, std::nullopt).status().code(),
-            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "dovetail/cloudprovider/kwok/kwok_cloud_provider.h"
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
 #include "dovetail/controllers/provisioning/node_claim_builder.h"
+#include "dovetail/scenario/pool_template.h"
 #include "dovetail/solver/solver_test_builders.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -398,7 +399,7 @@ TEST(OnDemandBaseTest, AFiveNodePlanWithBaseTwoGetsExactlyTwoOnDemandNodeClaims)
   auto catalog = cloudprovider::kwok::SyntheticCatalog();
   ASSERT_TRUE(catalog.ok()) << catalog.status();
   const v1::NodePool pool = KwokPool("2");
-  auto t = BuildPoolTemplate(pool, catalog->instance_types(), std::nullopt);
+  auto t = scenario::BuildPoolTemplate(pool, catalog->instance_types(), std::nullopt);
   ASSERT_TRUE(t.ok()) << t.status();
   solver::test_builders::Scene scene;
   scene.input.pools.push_back(std::move(*t));

@@ -25,6 +25,7 @@
 #include "dovetail/controllers/provisioning/on_demand_base.h"
 #include "dovetail/controllers/provisioning/pod_filter.h"
 #include "dovetail/kube/resource.h"
+#include "dovetail/scenario/pool_template.h"
 #include "dovetail/solver/solver.h"
 #include "dovetail/state/pod_conversion.h"
 #include "dovetail/state/snapshot.h"
@@ -283,7 +284,7 @@ absl::StatusOr<PassInput> Provisioner::BuildInput(const state::Snapshot& snapsho
       continue;
     }
     absl::StatusOr<solver::PoolTemplate> t =
-        BuildPoolTemplate(*pool, {}, snapshot.RemainingLimits(*pool));
+        scenario::BuildPoolTemplate(*pool, {}, snapshot.RemainingLimits(*pool));
     if (!t.ok()) {
       if (report) AddError(t.status());
       skip(*pool, std::string(t.status().message()));
@@ -311,7 +312,7 @@ absl::StatusOr<PassInput> Provisioner::BuildInput(const state::Snapshot& snapsho
   // DaemonSets, as the pods they would run on a new node.
   for (const auto& ds : daemon_sets_.store().List()) {
     if (HasDraRequirements(ds->spec.template_.spec)) continue;  // as upstream (pod_filter.h)
-    pass.daemon_pods.push_back(DaemonSetPod(*ds));
+    pass.daemon_pods.push_back(scenario::DaemonSetPod(*ds));
     input.daemon_sets.push_back({absl::StrCat(ds->metadata.namespace_, "/", ds->metadata.name),
                                  pass.daemon_pods.back().get()});
   }
