@@ -3,9 +3,7 @@
 #include <memory>
 #include <string>
 
-#include "dovetail/apis/core/codec.h"
 #include "gtest/gtest.h"
-#include "nlohmann/json.hpp"
 
 namespace dovetail::scenario {
 namespace {
@@ -13,32 +11,21 @@ namespace {
 namespace core = apis::core;
 namespace v1 = apis::v1;
 
+// A pool labelled team=infra with a kwok node class and one custom requirement.
 v1::NodePool Pool() {
-  const nlohmann::json json = {
-      {"apiVersion", "karpenter.sh/v1"},
-      {"kind", "NodePool"},
-      {"metadata", {{"name", "general"}, {"uid", "pool-uid"}}},
-      {"spec",
-       {{"template",
-         {{"metadata",
-           {{"labels", {{"team", "infra"}}}, {"annotations", {{"example.com/owner", "me"}}}}},
-          {"spec",
-           {{"requirements",
-             {{{"key", "karpenter.sh/capacity-type"},
-               {"operator", "In"},
-               {"values", {"on-demand", "spot"}}},
-              {{"key", "kubernetes.io/arch"}, {"operator", "In"}, {"values", {"amd64"}}},
-              {{"key", "example.com/tier"}, {"operator", "Exists"}}}},
-            {"taints", {{{"key", "dedicated"}, {"value", "infra"}, {"effect", "NoSchedule"}}}},
-            {"startupTaints", {{{"key", "example.com/agent"}, {"effect", "NoExecute"}}}},
-            {"expireAfter", "24h"},
-            {"terminationGracePeriod", "1h"},
-            {"nodeClassRef",
-             {{"group", "karpenter.kwok.sh"}, {"kind", "KWOKNodeClass"}, {"name", "default"}}}}}}},
-        {"limits", {{"cpu", "100"}}}}}};
-  auto pool = core::DecodeAs<v1::NodePool>(json);
-  EXPECT_TRUE(pool.ok()) << pool.status();
-  return pool.ok() ? *pool : v1::NodePool{};
+  v1::NodePool pool;
+  pool.metadata.name = "general";
+  pool.spec.template_.metadata.labels["team"] = "infra";
+  v1::NodeClassReference ref;
+  ref.group = "karpenter.kwok.sh";
+  ref.kind = "KWOKNodeClass";
+  ref.name = "default";
+  pool.spec.template_.spec.node_class_ref = ref;
+  core::NodeSelectorRequirement tier;
+  tier.key = "example.com/tier";
+  tier.op = core::SelectorOperator::kExists;
+  pool.spec.template_.spec.requirements.push_back(tier);
+  return pool;
 }
 
 TEST(BuildPoolTemplateTest, RequirementsIncludeLabelsAndRejectBadOnes) {

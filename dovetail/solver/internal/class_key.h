@@ -7,20 +7,10 @@
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
-#include "dovetail/apis/v1/labels.h"
+#include "dovetail/solver/internal/names.h"
 #include "dovetail/solver/solver.h"
 
 namespace dovetail::solver::internal {
-
-using apis::core::LabelSelector;
-using apis::core::Taint;
-using apis::core::TaintEffect;
-using apis::core::Toleration;
-using cloudprovider::Offering;
-using scheduling::AllowUndefined;
-using scheduling::Requirement;
-using scheduling::Requirements;
-namespace v1 = apis::v1;
 
 // "namespace/name".
 std::string PodKey(const Pod& p);

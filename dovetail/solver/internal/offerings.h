@@ -6,45 +6,22 @@
 
 #include <algorithm>
 #include <bitset>
-#include <cstdint>
 #include <limits>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
-#include "absl/container/inlined_vector.h"
-#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "dovetail/apis/v1/labels.h"
-#include "dovetail/common/saturating.h"
-#include "dovetail/scheduling/label_selector.h"
-#include "dovetail/scheduling/taints.h"
+#include "dovetail/solver/internal/names.h"
 #include "dovetail/solver/internal/resources.h"
 #include "dovetail/solver/solver.h"
-#include "dovetail/solver/type_set.h"
 
 namespace dovetail::solver::internal {
-
-using apis::core::LabelSelector;
-using apis::core::Taint;
-using apis::core::TaintEffect;
-using apis::core::Toleration;
-using cloudprovider::Offering;
-using scheduling::AllowUndefined;
-using scheduling::Requirement;
-using scheduling::Requirements;
-namespace v1 = apis::v1;
 
 constexpr double kInfPrice = std::numeric_limits<double>::infinity();
 constexpr size_t kMaxPairs = 256;
 using PairMask = std::bitset<kMaxPairs>;
-
-// Offerings: every distinct (zone, capacity type) is a "pair" with a bit in a PairMask.
 
 struct PairTable {
   std::vector<std::string> zones;

@@ -10,26 +10,16 @@
 // Thread-compatible.
 #pragma once
 
-#include <algorithm>
-#include <bitset>
 #include <cstdint>
-#include <limits>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "dovetail/apis/v1/labels.h"
-#include "dovetail/common/saturating.h"
-#include "dovetail/scheduling/label_selector.h"
-#include "dovetail/scheduling/taints.h"
+#include "dovetail/solver/internal/names.h"
 #include "dovetail/solver/internal/offerings.h"
 #include "dovetail/solver/internal/placement_target.h"
 #include "dovetail/solver/internal/pod_class.h"
@@ -40,16 +30,6 @@
 #include "dovetail/solver/type_set.h"
 
 namespace dovetail::solver::internal {
-
-using apis::core::LabelSelector;
-using apis::core::Taint;
-using apis::core::TaintEffect;
-using apis::core::Toleration;
-using cloudprovider::Offering;
-using scheduling::AllowUndefined;
-using scheduling::Requirement;
-using scheduling::Requirements;
-namespace v1 = apis::v1;
 
 class SolverImpl {
  public:

@@ -1,44 +1,7 @@
 // Validator: the binding replay (affinity and spread), NodePool limits and the plan's price.
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <limits>
-#include <map>
-#include <optional>
-#include <set>
-#include <string>
-#include <utility>
-#include <vector>
-
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "dovetail/apis/core/pod_requests.h"
-#include "dovetail/apis/v1/labels.h"
-#include "dovetail/common/saturating.h"
-#include "dovetail/scheduling/label_selector.h"
-#include "dovetail/scheduling/requirements.h"
-#include "dovetail/scheduling/taints.h"
 #include "dovetail/solver/plan_validator/validator.h"
 
 namespace dovetail::solver::plan_validator {
-
-using apis::core::LabelSelector;
-using apis::core::LabelSelectorOperator;
-using apis::core::NodeInclusionPolicy;
-using apis::core::NodeSelectorTerm;
-using apis::core::PodAffinityTerm;
-using apis::core::Protocol;
-using apis::core::Taint;
-using apis::core::TopologySpreadConstraint;
-using apis::core::UnsatisfiableConstraintAction;
-using cloudprovider::InstanceType;
-using cloudprovider::Offering;
-using scheduling::AllowUndefined;
-using scheduling::Requirement;
-using scheduling::Requirements;
-namespace v1 = apis::v1;
 
 Validator::SpreadDomains& Validator::DomainsFor(int pi, size_t ci) {
   SpreadDomains& d = spread_domains_[{pi, ci}];
