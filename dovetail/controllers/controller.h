@@ -9,8 +9,8 @@
 // `client`, whose WriteGate is closed whenever this process is not the leader.
 //
 // Thread-safety: Start/Stop are called from one thread; a controller's own work runs on threads
-// it owns (usually a kube::Controller over a kube::WorkQueue). OldestWorkStart is called from the
-// health endpoint's threads at any time.
+// it owns (usually a ReconcileQueue, reconcile_queue.h: a kube::WorkQueue and its workers).
+// OldestWorkStart is called from the health endpoint's threads at any time.
 #pragma once
 
 #include <optional>

@@ -18,7 +18,7 @@ void Singleton::Start() {
   absl::MutexLock lock(&mu_);
   if (queue_ != nullptr) return;
   queue_ = std::make_unique<WorkQueue>(queue_options_);
-  worker_ = std::make_unique<Controller>(
+  worker_ = std::make_unique<ReconcileWorkers>(
       *queue_,
       [this](const std::string&) -> absl::StatusOr<ReconcileResult> {
         absl::Status status;

@@ -1,9 +1,9 @@
-// Singleton: a reconciler with one key, run by a one-worker Controller over its own WorkQueue
+// Singleton: a reconciler with one key, run by a one-worker ReconcileWorkers over its own WorkQueue
 // (workqueue.h), like operatorpkg's singleton reconcilers upstream: one pass at Start(), then one
 // `period` after each pass that succeeded; a pass that failed is retried with the queue's backoff
 // (`queue.base_delay` doubling to `queue.max_delay`). Passes never overlap.
 //
-// With `queue` naming a registry (WorkQueueOptions::WithMetrics), the queue and the controller
+// With `queue` naming a registry (WorkQueueOptions::WithMetrics), the queue and its workers
 // export workqueue_* and controller_runtime_* under that name.
 //
 // Thread-safety: Start and Stop may be called from any thread, repeatedly; Stop waits for a pass
@@ -45,7 +45,7 @@ class Singleton {
   WorkInProgress work_;  // the pass in flight (not under mu_, which Stop holds while it waits)
   absl::Mutex mu_;
   std::unique_ptr<WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<Controller> worker_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<ReconcileWorkers> worker_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace dovetail::kube

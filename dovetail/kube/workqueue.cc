@@ -222,7 +222,7 @@ void WorkQueue::DelayLoop() {
   }
 }
 
-struct Controller::Instruments {
+struct ReconcileWorkers::Instruments {
   Instruments(metrics::Registry& r, const std::string& name)
       : labels{name},
         total(r.NewCounter("controller_runtime_reconcile_total", "Reconciles by result.",
@@ -253,7 +253,7 @@ struct Controller::Instruments {
   metrics::Histogram& time;
 };
 
-Controller::Controller(WorkQueue& queue, Reconcile reconcile, int workers)
+ReconcileWorkers::ReconcileWorkers(WorkQueue& queue, Reconcile reconcile, int workers)
     : queue_(queue), reconcile_(std::move(reconcile)), workers_(std::max(1, workers)) {
   const WorkQueueOptions& o = queue_.options();
   if (o.metrics != nullptr && !o.name.empty()) {
@@ -261,9 +261,9 @@ Controller::Controller(WorkQueue& queue, Reconcile reconcile, int workers)
   }
 }
 
-Controller::~Controller() { Stop(); }
+ReconcileWorkers::~ReconcileWorkers() { Stop(); }
 
-void Controller::Start() {
+void ReconcileWorkers::Start() {
   if (instruments_ != nullptr) {
     const std::string& name = instruments_->labels[0];
     for (const char* result : {"error", "requeue_after", "requeue", "success"}) {
@@ -282,7 +282,7 @@ void Controller::Start() {
   }
 }
 
-void Controller::Stop() {
+void ReconcileWorkers::Stop() {
   queue_.ShutDown();
   for (std::thread& t : threads_) {
     if (t.joinable()) t.join();
@@ -290,7 +290,7 @@ void Controller::Stop() {
   threads_.clear();
 }
 
-void Controller::Work() {
+void ReconcileWorkers::Work() {
   while (true) {
     std::optional<std::string> key = queue_.Get();
     if (!key.has_value()) return;

@@ -5,7 +5,7 @@
 //  - per-item exponential backoff: AddRateLimited() delays a key base*2^(failures-1), capped;
 //    Forget() resets its failure count; AddAfter() delays any key;
 //  - ShutDown() wakes every Get(), which then return nullopt.
-// Controller (below) runs N workers over a queue and a reconcile function.
+// ReconcileWorkers (below) runs N workers over a queue and a reconcile function.
 // Delays are measured on the real (monotonic) clock. Thread-safe.
 //
 // Whatever the options, the queue knows when each key being processed was handed out (one hash
@@ -21,7 +21,8 @@
 //    work_duration_seconds Get-to-Done; retries_total counts AddAfter/AddRateLimited calls;
 //    unfinished_work_seconds and longest_running_processor_seconds are refreshed every 500ms
 //    while the queue lives. Destroying the queue zeroes its gauges.
-//  - the Controller over it exports controller-runtime's controller_runtime_* reconcile families
+//  - the ReconcileWorkers over it export controller-runtime's controller_runtime_* reconcile
+//  families
 //    under the same name (controller-runtime names a controller's queue after the controller).
 #pragma once
 
@@ -126,18 +127,18 @@ struct ReconcileResult {
 // Thread-safe; Stop() shuts the queue down and joins the workers.
 //
 // With a named queue with metrics, Start() creates every controller_runtime_* series of the
-// controller at 0 (as controller-runtime does) and each reconcile is counted in reconcile_total
+// queue's name at 0 (as controller-runtime does) and each reconcile is counted in reconcile_total
 // by result: error (reconcile_errors_total too), requeue_after (requeue_after > 0), requeue
 // (requeue_after <= 0: re-added at once) or success; reconcile_time_seconds is its duration;
 // active_workers the workers inside a reconcile; max_concurrent_reconciles the worker count.
 // Reconciles neither throw nor have a deadline here, so reconcile_panics_total,
 // reconcile_timeouts_total and terminal_reconcile_errors_total stay 0.
-class Controller {
+class ReconcileWorkers {
  public:
   using Reconcile = std::function<absl::StatusOr<ReconcileResult>(const std::string& key)>;
 
-  Controller(WorkQueue& queue, Reconcile reconcile, int workers);
-  ~Controller();
+  ReconcileWorkers(WorkQueue& queue, Reconcile reconcile, int workers);
+  ~ReconcileWorkers();
   void Start();
   void Stop();
 

@@ -75,14 +75,14 @@ TEST(WorkQueueTest, ReportsTheOldestKeyInProcessingWithoutMetrics) {
   EXPECT_EQ(q.OldestProcessingStart(), std::nullopt);
 }
 
-TEST(ControllerTest, NeverReconcilesTheSameKeyConcurrentlyAndRetriesFailures) {
+TEST(ReconcileWorkersTest, NeverReconcilesTheSameKeyConcurrentlyAndRetriesFailures) {
   WorkQueue queue({.base_delay = absl::Microseconds(100)});
   absl::Mutex mu;
   absl::flat_hash_map<std::string, int> active;
   absl::flat_hash_map<std::string, int> calls;
   bool overlap = false;
   int total = 0;
-  Controller controller(
+  ReconcileWorkers workers(
       queue,
       [&](const std::string& key) -> absl::StatusOr<ReconcileResult> {
         {
@@ -98,7 +98,7 @@ TEST(ControllerTest, NeverReconcilesTheSameKeyConcurrentlyAndRetriesFailures) {
         return ReconcileResult{};
       },
       /*workers=*/4);
-  controller.Start();
+  workers.Start();
   for (int i = 0; i < 20; ++i) queue.Add("key-" + std::to_string(i % 5));
   {
     absl::MutexLock lock(&mu);
@@ -111,7 +111,7 @@ TEST(ControllerTest, NeverReconcilesTheSameKeyConcurrentlyAndRetriesFailures) {
     };
     ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(30)));
   }
-  controller.Stop();
+  workers.Stop();
   absl::MutexLock lock(&mu);
   EXPECT_FALSE(overlap);
 }
@@ -191,12 +191,12 @@ TEST(WorkQueueMetricsTest, UnnamedQueuesExportNothing) {
               ::testing::HasSubstr("workqueue_adds_total{name=\"x\",controller=\"x\"} 0"));
 }
 
-TEST(ControllerMetricsTest, CountsReconcilesByResultAsControllerRuntimeDoes) {
+TEST(ReconcileWorkersMetricsTest, CountsReconcilesByResultAsControllerRuntimeDoes) {
   metrics::Registry r;
   WorkQueue queue({.base_delay = absl::Milliseconds(1), .name = "ctl", .metrics = &r});
   absl::Mutex mu;
   absl::flat_hash_map<std::string, int> calls;
-  Controller controller(
+  ReconcileWorkers workers(
       queue,
       [&](const std::string& key) -> absl::StatusOr<ReconcileResult> {
         int n;
@@ -210,7 +210,7 @@ TEST(ControllerMetricsTest, CountsReconcilesByResultAsControllerRuntimeDoes) {
         return ReconcileResult{};
       },
       /*workers=*/3);
-  controller.Start();
+  workers.Start();
   metrics::Counter& total =
       r.NewCounter("controller_runtime_reconcile_total", "", {"controller", "result"});
   EXPECT_EQ(
@@ -234,7 +234,7 @@ TEST(ControllerMetricsTest, CountsReconcilesByResultAsControllerRuntimeDoes) {
     return total.Value({"ctl", "success"}) == 3 && total.Value({"ctl", "error"}) == 1 &&
            total.Value({"ctl", "requeue_after"}) == 1 && total.Value({"ctl", "requeue"}) == 1;
   }));
-  controller.Stop();
+  workers.Stop();
   EXPECT_EQ(
       r.NewCounter("controller_runtime_reconcile_errors_total", "", {"controller"}).Value({"ctl"}),
       1);
@@ -246,25 +246,25 @@ TEST(ControllerMetricsTest, CountsReconcilesByResultAsControllerRuntimeDoes) {
                               "le=\"0.005\"}"));
 }
 
-TEST(ControllerMetricsTest, ActiveWorkersCountReconcilesInProgress) {
+TEST(ReconcileWorkersMetricsTest, ActiveWorkersCountReconcilesInProgress) {
   metrics::Registry r;
   WorkQueue queue({.name = "busy", .metrics = &r});
   absl::Notification release;
-  Controller controller(
+  ReconcileWorkers workers(
       queue,
       [&](const std::string&) -> absl::StatusOr<ReconcileResult> {
         release.WaitForNotification();
         return ReconcileResult{};
       },
       /*workers=*/4);
-  controller.Start();
+  workers.Start();
   queue.Add("a");
   queue.Add("b");
   metrics::Gauge& active = r.NewGauge("controller_runtime_active_workers", "", {"controller"});
   EXPECT_TRUE(Eventually([&] { return active.Value({"busy"}) == 2; }));
   release.Notify();
   EXPECT_TRUE(Eventually([&] { return active.Value({"busy"}) == 0; }));
-  controller.Stop();
+  workers.Stop();
 }
 
 }  // namespace

@@ -55,7 +55,9 @@ DisruptionConditionsController::DisruptionConditionsController(const Dependencie
     : deps_(deps),
       options_(std::move(options)),
       node_pools_(deps.client, kube::resources::kNodePools, {},
-                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)) {
+                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
+      queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
+             [this](const std::string& key) { return Reconcile(key); }) {
   using ClaimPtr = std::shared_ptr<const v1::NodeClaim>;
   deps_.informers.node_claims().AddHandler({
       .on_add =
@@ -90,40 +92,14 @@ DisruptionConditionsController::~DisruptionConditionsController() {
 
 void DisruptionConditionsController::Start() {
   node_pools_.Start();
-  absl::MutexLock lock(&mu_);
-  if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>(options_.queue.WithMetrics(Name(), deps_.metrics));
-  for (const auto& claim : deps_.informers.node_claims().store().List()) {
-    if (Watched(*claim)) queue_->Add(claim->metadata.name);
-  }
-  workers_ = std::make_unique<kube::Controller>(
-      *queue_, [this](const std::string& key) { return Reconcile(key); }, options_.workers);
-  workers_->Start();
+  queue_.Start([this](kube::WorkQueue& queue) {
+    for (const auto& claim : deps_.informers.node_claims().store().List()) {
+      if (Watched(*claim)) queue.Add(claim->metadata.name);
+    }
+  });
 }
 
-void DisruptionConditionsController::Stop() {
-  std::unique_ptr<kube::WorkQueue> queue;
-  std::unique_ptr<kube::Controller> workers;
-  {
-    absl::MutexLock lock(&mu_);
-    queue = std::move(queue_);
-    workers = std::move(workers_);
-  }
-  if (workers != nullptr) workers->Stop();
-  workers.reset();
-  queue.reset();
-}
-
-std::optional<absl::Time> DisruptionConditionsController::OldestWorkStart() const {
-  absl::MutexLock lock(&mu_);
-  if (queue_ == nullptr) return std::nullopt;
-  return queue_->OldestProcessingStart();
-}
-
-void DisruptionConditionsController::Enqueue(const std::string& name) {
-  absl::MutexLock lock(&mu_);
-  if (queue_ != nullptr) queue_->Add(name);
-}
+void DisruptionConditionsController::Stop() { queue_.Stop(); }
 
 void DisruptionConditionsController::EnqueuePool(const std::string& pool_name) {
   for (const auto& claim :

@@ -33,6 +33,7 @@
 #include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/nodeclaim/disruption_conditions.h"
+#include "dovetail/controllers/reconcile_queue.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/kube/workqueue.h"
 
@@ -60,14 +61,16 @@ class DisruptionConditionsController final : public Controller {
   void Start() override;
   void Stop() override;
   // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
-  std::optional<absl::Time> OldestWorkStart() const override;
+  std::optional<absl::Time> OldestWorkStart() const override {
+    return queue_.OldestProcessingStart();
+  }
 
   // One reconcile of the named NodeClaim (what a worker runs; public for tests).
   absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
   NodePoolInformer& node_pools() { return node_pools_; }
 
  private:
-  void Enqueue(const std::string& name);
+  void Enqueue(const std::string& name) { queue_.Add(name); }
   void EnqueuePool(const std::string& pool_name);
   // The first drift reason, or "". Errors: transient cloud errors.
   absl::StatusOr<std::string> Drift(const apis::v1::NodeClaim& node_claim,
@@ -82,9 +85,8 @@ class DisruptionConditionsController final : public Controller {
   // NodeClaim UID -> when the InstanceTypeNotFound check last found the claim's type.
   absl::flat_hash_map<std::string, absl::Time> instance_type_found_ ABSL_GUARDED_BY(cache_mu_);
 
-  mutable absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
-  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<kube::Controller> workers_;
+  // Last: destroyed (stopped) before the members its reconciles use.
+  ReconcileQueue queue_;
 };
 
 }  // namespace dovetail::controllers::nodeclaim

@@ -31,7 +31,10 @@ std::string LabelOf(const v1::NodeClaim& claim, std::string_view key) {
 }  // namespace
 
 ExpirationController::ExpirationController(const Dependencies& deps, ExpirationOptions options)
-    : deps_(deps), options_(std::move(options)) {
+    : deps_(deps),
+      options_(std::move(options)),
+      queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
+             [this](const std::string& key) { return Reconcile(key); }) {
   using ClaimPtr = std::shared_ptr<const v1::NodeClaim>;
   deps_.informers.node_claims().AddHandler({
       .on_add =
@@ -58,40 +61,14 @@ ExpirationController::ExpirationController(const Dependencies& deps, ExpirationO
 ExpirationController::~ExpirationController() { Stop(); }
 
 void ExpirationController::Start() {
-  absl::MutexLock lock(&mu_);
-  if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>(options_.queue.WithMetrics(Name(), deps_.metrics));
-  for (const auto& claim : deps_.informers.node_claims().store().List()) {
-    if (MayExpire(*claim)) queue_->Add(claim->metadata.name);
-  }
-  workers_ = std::make_unique<kube::Controller>(
-      *queue_, [this](const std::string& key) { return Reconcile(key); }, options_.workers);
-  workers_->Start();
+  queue_.Start([this](kube::WorkQueue& queue) {
+    for (const auto& claim : deps_.informers.node_claims().store().List()) {
+      if (MayExpire(*claim)) queue.Add(claim->metadata.name);
+    }
+  });
 }
 
-void ExpirationController::Stop() {
-  std::unique_ptr<kube::WorkQueue> queue;
-  std::unique_ptr<kube::Controller> workers;
-  {
-    absl::MutexLock lock(&mu_);
-    queue = std::move(queue_);
-    workers = std::move(workers_);
-  }
-  if (workers != nullptr) workers->Stop();
-  workers.reset();
-  queue.reset();
-}
-
-std::optional<absl::Time> ExpirationController::OldestWorkStart() const {
-  absl::MutexLock lock(&mu_);
-  if (queue_ == nullptr) return std::nullopt;
-  return queue_->OldestProcessingStart();
-}
-
-void ExpirationController::Enqueue(const std::string& name) {
-  absl::MutexLock lock(&mu_);
-  if (queue_ != nullptr) queue_->Add(name);
-}
+void ExpirationController::Stop() { queue_.Stop(); }
 
 absl::StatusOr<kube::ReconcileResult> ExpirationController::Reconcile(const std::string& name) {
   kube::TypedClient<v1::NodeClaim> claims(deps_.client, kube::resources::kNodeClaims);

@@ -69,7 +69,10 @@ bool WasRegistered(const v1::NodeClaim& claim) {
 }  // namespace
 
 LifecycleController::LifecycleController(const Dependencies& deps, LifecycleOptions options)
-    : deps_(deps), options_(std::move(options)) {
+    : deps_(deps),
+      options_(std::move(options)),
+      queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
+             [this](const std::string& key) { return Reconcile(key); }) {
   if (deps_.metrics != nullptr) {
     nodes_created_ = &deps_.metrics->NewCounter(
         "karpenter_nodes_created_total",
@@ -104,40 +107,14 @@ LifecycleController::LifecycleController(const Dependencies& deps, LifecycleOpti
 LifecycleController::~LifecycleController() { Stop(); }
 
 void LifecycleController::Start() {
-  absl::MutexLock lock(&mu_);
-  if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>(options_.queue.WithMetrics(Name(), deps_.metrics));
-  for (const auto& claim : deps_.informers.node_claims().store().List()) {
-    if (NeedsLifecycle(*claim)) queue_->Add(claim->metadata.name);
-  }
-  workers_ = std::make_unique<kube::Controller>(
-      *queue_, [this](const std::string& key) { return Reconcile(key); }, options_.workers);
-  workers_->Start();
+  queue_.Start([this](kube::WorkQueue& queue) {
+    for (const auto& claim : deps_.informers.node_claims().store().List()) {
+      if (NeedsLifecycle(*claim)) queue.Add(claim->metadata.name);
+    }
+  });
 }
 
-void LifecycleController::Stop() {
-  std::unique_ptr<kube::WorkQueue> queue;
-  std::unique_ptr<kube::Controller> workers;
-  {
-    absl::MutexLock lock(&mu_);
-    queue = std::move(queue_);
-    workers = std::move(workers_);
-  }
-  if (workers != nullptr) workers->Stop();
-  workers.reset();
-  queue.reset();
-}
-
-std::optional<absl::Time> LifecycleController::OldestWorkStart() const {
-  absl::MutexLock lock(&mu_);
-  if (queue_ == nullptr) return std::nullopt;
-  return queue_->OldestProcessingStart();
-}
-
-void LifecycleController::Enqueue(const std::string& name) {
-  absl::MutexLock lock(&mu_);
-  if (queue_ != nullptr) queue_->Add(name);
-}
+void LifecycleController::Stop() { queue_.Stop(); }
 
 void LifecycleController::RecordEvent(const v1::NodeClaim& node_claim, std::string_view type,
                                       std::string_view reason, std::string_view message) {

@@ -42,6 +42,7 @@
 #include "dovetail/apis/v1/nodeclaim.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/nodeclaim/lifecycle.h"
+#include "dovetail/controllers/reconcile_queue.h"
 #include "dovetail/kube/workqueue.h"
 
 namespace dovetail::controllers::nodeclaim {
@@ -70,7 +71,9 @@ class LifecycleController final : public Controller {
   void Start() override;
   void Stop() override;
   // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
-  std::optional<absl::Time> OldestWorkStart() const override;
+  std::optional<absl::Time> OldestWorkStart() const override {
+    return queue_.OldestProcessingStart();
+  }
 
   // One reconcile of the named NodeClaim (what a worker runs; public for tests).
   absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
@@ -78,7 +81,7 @@ class LifecycleController final : public Controller {
   int64_t launches() const { return launches_.load(); }
 
  private:
-  void Enqueue(const std::string& name);
+  void Enqueue(const std::string& name) { queue_.Add(name); }
   absl::StatusOr<apis::v1::NodeClaim> Launch(const apis::v1::NodeClaim& node_claim);
   absl::Status DeleteNodeClaim(const apis::v1::NodeClaim& node_claim, std::string_view reason,
                                std::string_view event_reason, std::string_view message);
@@ -100,9 +103,8 @@ class LifecycleController final : public Controller {
   absl::Mutex cache_mu_;
   absl::flat_hash_map<std::string, Launched> launch_cache_ ABSL_GUARDED_BY(cache_mu_);
 
-  mutable absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
-  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<kube::Controller> workers_;
+  // Last: destroyed (stopped) before the members its reconciles use.
+  ReconcileQueue queue_;
 };
 
 }  // namespace dovetail::controllers::nodeclaim

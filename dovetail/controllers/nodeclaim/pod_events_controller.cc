@@ -17,7 +17,10 @@ namespace core = apis::core;
 namespace v1 = apis::v1;
 
 PodEventsController::PodEventsController(const Dependencies& deps, PodEventsOptions options)
-    : deps_(deps), options_(std::move(options)) {
+    : deps_(deps),
+      options_(std::move(options)),
+      queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
+             [this](const std::string& key) { return Reconcile(key); }) {
   using PodPtr = std::shared_ptr<const kube::PodInfo>;
   deps_.informers.pods().AddHandler({
       .on_add =
@@ -37,39 +40,14 @@ PodEventsController::PodEventsController(const Dependencies& deps, PodEventsOpti
 
 PodEventsController::~PodEventsController() { Stop(); }
 
-void PodEventsController::Start() {
-  absl::MutexLock lock(&mu_);
-  if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>(options_.queue.WithMetrics(Name(), deps_.metrics));
-  workers_ = std::make_unique<kube::Controller>(
-      *queue_, [this](const std::string& key) { return Reconcile(key); }, options_.workers);
-  workers_->Start();
-}
+void PodEventsController::Start() { queue_.Start(); }
 
-void PodEventsController::Stop() {
-  std::unique_ptr<kube::WorkQueue> queue;
-  std::unique_ptr<kube::Controller> workers;
-  {
-    absl::MutexLock lock(&mu_);
-    queue = std::move(queue_);
-    workers = std::move(workers_);
-  }
-  if (workers != nullptr) workers->Stop();
-  workers.reset();
-  queue.reset();
-}
-
-std::optional<absl::Time> PodEventsController::OldestWorkStart() const {
-  absl::MutexLock lock(&mu_);
-  if (queue_ == nullptr) return std::nullopt;
-  return queue_->OldestProcessingStart();
-}
+void PodEventsController::Stop() { queue_.Stop(); }
 
 void PodEventsController::EnqueueForNode(const std::string& node_name) {
   std::optional<state::StateNode> node = deps_.cluster.GetByNodeName(node_name);
   if (!node.has_value() || node->node_claim == nullptr) return;
-  absl::MutexLock lock(&mu_);
-  if (queue_ != nullptr) queue_->Add(node->node_claim->metadata.name);
+  queue_.Add(node->node_claim->metadata.name);
 }
 
 absl::StatusOr<kube::ReconcileResult> PodEventsController::Reconcile(const std::string& name) {

@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/nodeclaim/disruption_conditions.h"
+#include "dovetail/controllers/reconcile_queue.h"
 #include "dovetail/kube/workqueue.h"
 
 namespace dovetail::controllers::nodeclaim {
@@ -40,7 +41,9 @@ class PodEventsController final : public Controller {
   void Start() override;
   void Stop() override;
   // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
-  std::optional<absl::Time> OldestWorkStart() const override;
+  std::optional<absl::Time> OldestWorkStart() const override {
+    return queue_.OldestProcessingStart();
+  }
 
   // One reconcile of the named NodeClaim (what a worker runs; public for tests).
   absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
@@ -50,9 +53,9 @@ class PodEventsController final : public Controller {
 
   const Dependencies deps_;
   const PodEventsOptions options_;
-  mutable absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
-  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<kube::Controller> workers_;
+
+  // Last: destroyed (stopped) before the members its reconciles use.
+  ReconcileQueue queue_;
 };
 
 }  // namespace dovetail::controllers::nodeclaim

@@ -27,6 +27,7 @@
 #include "absl/time/time.h"
 #include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/controllers/controller.h"
+#include "dovetail/controllers/reconcile_queue.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/kube/workqueue.h"
 
@@ -51,22 +52,23 @@ class HashController final : public Controller {
   void Start() override;
   void Stop() override;
   // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
-  std::optional<absl::Time> OldestWorkStart() const override;
+  std::optional<absl::Time> OldestWorkStart() const override {
+    return queue_.OldestProcessingStart();
+  }
 
   // One reconcile of the named NodePool (what a worker runs; public for tests).
   absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
   NodePoolInformer& node_pools() { return node_pools_; }
 
  private:
-  void Enqueue(const std::string& name);
+  void Enqueue(const std::string& name) { queue_.Add(name); }
 
   const Dependencies deps_;
   const HashOptions options_;
   NodePoolInformer node_pools_;
 
-  mutable absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
-  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<kube::Controller> workers_;
+  // Last: destroyed (stopped) before the members its reconciles use.
+  ReconcileQueue queue_;
 };
 
 }  // namespace dovetail::controllers::nodepool

@@ -29,7 +29,9 @@ StatusController::StatusController(const Dependencies& deps, StatusOptions optio
     : deps_(deps),
       options_(std::move(options)),
       node_pools_(deps.client, kube::resources::kNodePools, {},
-                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)) {
+                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
+      queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
+             [this](const std::string& key) { return Reconcile(key); }) {
   using PoolPtr = std::shared_ptr<const v1::NodePool>;
   node_pools_.AddHandler({
       .on_add = [this](const PoolPtr& pool) { Enqueue(pool->metadata.name); },
@@ -86,26 +88,13 @@ StatusController::~StatusController() {
 
 void StatusController::Start() {
   node_pools_.Start();
-  absl::MutexLock lock(&mu_);
-  if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>(options_.queue.WithMetrics(Name(), deps_.metrics));
-  for (const auto& pool : node_pools_.store().List()) queue_->Add(pool->metadata.name);
-  workers_ = std::make_unique<kube::Controller>(
-      *queue_, [this](const std::string& key) { return Reconcile(key); }, options_.workers);
-  workers_->Start();
+  queue_.Start([this](kube::WorkQueue& queue) {
+    for (const auto& pool : node_pools_.store().List()) queue.Add(pool->metadata.name);
+  });
 }
 
 void StatusController::Stop() {
-  std::unique_ptr<kube::WorkQueue> queue;
-  std::unique_ptr<kube::Controller> workers;
-  {
-    absl::MutexLock lock(&mu_);
-    queue = std::move(queue_);
-    workers = std::move(workers_);
-  }
-  if (workers != nullptr) workers->Stop();
-  workers.reset();
-  queue.reset();
+  queue_.Stop();
   // A replica that does not lead exports none of the per-cluster gauges.
   std::vector<std::string> pools;
   {
@@ -113,17 +102,6 @@ void StatusController::Stop() {
     for (const auto& [name, labels] : exported_) pools.push_back(name);
   }
   for (const std::string& name : pools) ExportMetrics(name, nullptr, {});
-}
-
-std::optional<absl::Time> StatusController::OldestWorkStart() const {
-  absl::MutexLock lock(&mu_);
-  if (queue_ == nullptr) return std::nullopt;
-  return queue_->OldestProcessingStart();
-}
-
-void StatusController::Enqueue(const std::string& name) {
-  absl::MutexLock lock(&mu_);
-  if (queue_ != nullptr) queue_->Add(name);
 }
 
 absl::StatusOr<NodeClassView> StatusController::NodeClassOf(const v1::NodePool& pool) {

@@ -36,6 +36,7 @@
 #include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/nodepool/status.h"
+#include "dovetail/controllers/reconcile_queue.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/kube/resource.h"
 #include "dovetail/kube/workqueue.h"
@@ -75,14 +76,16 @@ class StatusController final : public Controller {
   void Start() override;
   void Stop() override;
   // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
-  std::optional<absl::Time> OldestWorkStart() const override;
+  std::optional<absl::Time> OldestWorkStart() const override {
+    return queue_.OldestProcessingStart();
+  }
 
   // One reconcile of the named NodePool (what a worker runs; public for tests).
   absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
   NodePoolInformer& node_pools() { return node_pools_; }
 
  private:
-  void Enqueue(const std::string& name);
+  void Enqueue(const std::string& name) { queue_.Add(name); }
   // Errors: API errors other than NotFound.
   absl::StatusOr<NodeClassView> NodeClassOf(const apis::v1::NodePool& pool);
 
@@ -100,9 +103,8 @@ class StatusController final : public Controller {
   // The label sets exported per pool, to drop them.
   std::map<std::string, std::vector<metrics::LabelValues>> exported_ ABSL_GUARDED_BY(metrics_mu_);
 
-  mutable absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
-  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<kube::Controller> workers_;
+  // Last: destroyed (stopped) before the members its reconciles use.
+  ReconcileQueue queue_;
 };
 
 }  // namespace dovetail::controllers::nodepool

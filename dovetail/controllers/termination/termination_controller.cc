@@ -65,7 +65,10 @@ std::string TerminationController::NodeClaimKey(std::string_view name) {
 }
 
 TerminationController::TerminationController(const Dependencies& deps, TerminationOptions options)
-    : deps_(deps), options_(std::move(options)) {
+    : deps_(deps),
+      options_(std::move(options)),
+      queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
+             [this](const std::string& key) { return Reconcile(key); }) {
   if (metrics::Registry* r = deps_.metrics; r != nullptr) {
     nodes_terminated_ = &r->NewCounter("karpenter_nodes_terminated_total",
                                        "Number of nodes terminated in total by Karpenter. Labeled "
@@ -159,45 +162,19 @@ TerminationController::TerminationController(const Dependencies& deps, Terminati
 TerminationController::~TerminationController() { Stop(); }
 
 void TerminationController::Start() {
-  absl::MutexLock lock(&mu_);
-  if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>(options_.queue.WithMetrics(Name(), deps_.metrics));
-  for (const auto& node : deps_.informers.nodes().store().List()) {
-    if (node->meta.deletion.has_value()) queue_->Add(NodeKey(node->meta.name));
-  }
-  for (const auto& claim : deps_.informers.node_claims().store().List()) {
-    if (claim->metadata.deletion_timestamp.has_value()) {
-      queue_->Add(NodeClaimKey(claim->metadata.name));
+  queue_.Start([this](kube::WorkQueue& queue) {
+    for (const auto& node : deps_.informers.nodes().store().List()) {
+      if (node->meta.deletion.has_value()) queue.Add(NodeKey(node->meta.name));
     }
-  }
-  workers_ = std::make_unique<kube::Controller>(
-      *queue_, [this](const std::string& key) { return Reconcile(key); }, options_.workers);
-  workers_->Start();
+    for (const auto& claim : deps_.informers.node_claims().store().List()) {
+      if (claim->metadata.deletion_timestamp.has_value()) {
+        queue.Add(NodeClaimKey(claim->metadata.name));
+      }
+    }
+  });
 }
 
-void TerminationController::Stop() {
-  std::unique_ptr<kube::WorkQueue> queue;
-  std::unique_ptr<kube::Controller> workers;
-  {
-    absl::MutexLock lock(&mu_);
-    queue = std::move(queue_);
-    workers = std::move(workers_);
-  }
-  if (workers != nullptr) workers->Stop();
-  workers.reset();
-  queue.reset();
-}
-
-std::optional<absl::Time> TerminationController::OldestWorkStart() const {
-  absl::MutexLock lock(&mu_);
-  if (queue_ == nullptr) return std::nullopt;
-  return queue_->OldestProcessingStart();
-}
-
-void TerminationController::Enqueue(const std::string& key) {
-  absl::MutexLock lock(&mu_);
-  if (queue_ != nullptr) queue_->Add(key);
-}
+void TerminationController::Stop() { queue_.Stop(); }
 
 void TerminationController::Forget(const std::string& node_name) {
   absl::MutexLock lock(&mu_);

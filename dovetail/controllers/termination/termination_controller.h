@@ -62,6 +62,7 @@
 #include "dovetail/apis/core/pod.h"
 #include "dovetail/apis/v1/nodeclaim.h"
 #include "dovetail/controllers/controller.h"
+#include "dovetail/controllers/reconcile_queue.h"
 #include "dovetail/controllers/termination/drain.h"
 #include "dovetail/kube/workqueue.h"
 
@@ -95,7 +96,9 @@ class TerminationController final : public Controller {
   void Start() override;
   void Stop() override;
   // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
-  std::optional<absl::Time> OldestWorkStart() const override;
+  std::optional<absl::Time> OldestWorkStart() const override {
+    return queue_.OldestProcessingStart();
+  }
 
   // One reconcile of a key ("node/<name>" or "nodeclaim/<name>"); what a worker runs.
   absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& key);
@@ -113,7 +116,7 @@ class TerminationController final : public Controller {
     absl::flat_hash_map<std::string, EvictionBackoff> pods;  // by pod UID
   };
 
-  void Enqueue(const std::string& key);
+  void Enqueue(const std::string& key) { queue_.Add(key); }
   absl::StatusOr<kube::ReconcileResult> ReconcileNodeClaim(const std::string& name);
   absl::StatusOr<kube::ReconcileResult> ReconcileNode(const std::string& name);
 
@@ -167,11 +170,12 @@ class TerminationController final : public Controller {
   metrics::Histogram* instance_termination_duration_ = nullptr;
 
   mutable absl::Mutex mu_;
-  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<kube::Controller> workers_ ABSL_GUARDED_BY(mu_);
   // Nodes being drained: pod events on them enqueue the node.
   absl::flat_hash_set<std::string> draining_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, DrainState> drain_ ABSL_GUARDED_BY(mu_);  // by node name
+
+  // Last: destroyed (stopped) before the members its reconciles use.
+  ReconcileQueue queue_;
 };
 
 }  // namespace dovetail::controllers::termination

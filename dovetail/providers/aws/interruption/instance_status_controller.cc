@@ -38,41 +38,19 @@ InstanceStatusController::InstanceStatusController(const controllers::Dependenci
       ec2_(ec2),
       options_(options),
       unhealthy_(deps.metrics != nullptr ? &InstanceStatusUnhealthyCounter(*deps.metrics)
-                                         : nullptr) {
+                                         : nullptr),
+      queue_(kube::WorkQueueOptions{}.WithMetrics(Name(), deps.metrics), /*workers=*/1,
+             [this](const std::string&) { return Poll(); }) {
   NodeClaimsDisruptedCounter(deps_.metrics);
 }
 
 InstanceStatusController::~InstanceStatusController() { Stop(); }
 
 void InstanceStatusController::Start() {
-  absl::MutexLock lock(&mu_);
-  if (queue_ != nullptr) return;
-  queue_ = std::make_unique<kube::WorkQueue>(
-      kube::WorkQueueOptions{}.WithMetrics(Name(), deps_.metrics));
-  queue_->Add(kPollKey);
-  workers_ = std::make_unique<kube::Controller>(
-      *queue_, [this](const std::string&) { return Poll(); }, 1);
-  workers_->Start();
+  queue_.Start([](kube::WorkQueue& queue) { queue.Add(kPollKey); });
 }
 
-void InstanceStatusController::Stop() {
-  std::unique_ptr<kube::WorkQueue> queue;
-  std::unique_ptr<kube::Controller> workers;
-  {
-    absl::MutexLock lock(&mu_);
-    queue = std::move(queue_);
-    workers = std::move(workers_);
-  }
-  if (workers != nullptr) workers->Stop();
-  workers.reset();
-  queue.reset();
-}
-
-std::optional<absl::Time> InstanceStatusController::OldestWorkStart() const {
-  absl::MutexLock lock(&mu_);
-  if (queue_ == nullptr) return std::nullopt;
-  return queue_->OldestProcessingStart();
-}
+void InstanceStatusController::Stop() { queue_.Stop(); }
 
 absl::StatusOr<kube::ReconcileResult> InstanceStatusController::Poll() {
   absl::MutexLock lock(&poll_mu_);

@@ -35,6 +35,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "dovetail/controllers/controller.h"
+#include "dovetail/controllers/reconcile_queue.h"
 #include "dovetail/kube/workqueue.h"
 #include "dovetail/metrics/registry.h"
 #include "dovetail/providers/aws/ec2_client.h"
@@ -62,7 +63,9 @@ class InstanceStatusController final : public controllers::Controller {
   void Start() override;
   void Stop() override;
   // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
-  std::optional<absl::Time> OldestWorkStart() const override;
+  std::optional<absl::Time> OldestWorkStart() const override {
+    return queue_.OldestProcessingStart();
+  }
 
   // One poll, as the worker runs it: the next requeue (the interval), none (polling ends: EC2
   // said UnauthorizedOperation), or the error to retry with backoff.
@@ -81,9 +84,8 @@ class InstanceStatusController final : public controllers::Controller {
   absl::Mutex poll_mu_;
   UnhealthySeen seen_ ABSL_GUARDED_BY(poll_mu_);
 
-  mutable absl::Mutex mu_;
-  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<kube::Controller> workers_;
+  // Last: destroyed (stopped) before the members its reconciles use.
+  controllers::ReconcileQueue queue_;
 };
 
 }  // namespace dovetail::providers::aws::interruption

@@ -92,7 +92,9 @@ NodeClassController::NodeClassController(const controllers::Dependencies& deps, 
                  .region = options_.region,
                  .grace = options_.instance_profile_grace}),
       node_classes_(deps.client, kube::resources::kEC2NodeClasses, {},
-                    options_.informer_options.WithReporting(deps.metrics, deps.undecodable)) {
+                    options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
+      queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
+             [this](const std::string& key) { return Reconcile(key); }) {
   using ClassPtr = std::shared_ptr<const awsv1::EC2NodeClass>;
   node_classes_.AddHandler({
       .on_add = [this](const ClassPtr& c) { Enqueue(c->metadata.name); },
@@ -124,41 +126,13 @@ NodeClassController::~NodeClassController() {
 }
 
 void NodeClassController::Start() {
-  {
-    absl::MutexLock lock(&mu_);
-    if (queue_ != nullptr) return;
-    queue_ = std::make_unique<kube::WorkQueue>(options_.queue.WithMetrics(Name(), deps_.metrics));
-    for (const auto& c : node_classes_.store().List()) queue_->Add(c->metadata.name);
-    workers_ = std::make_unique<kube::Controller>(
-        *queue_, [this](const std::string& key) { return Reconcile(key); }, options_.workers);
-    workers_->Start();
-  }
+  queue_.Start([this](kube::WorkQueue& queue) {
+    for (const auto& c : node_classes_.store().List()) queue.Add(c->metadata.name);
+  });
   node_classes_.Start();
 }
 
-void NodeClassController::Stop() {
-  std::unique_ptr<kube::WorkQueue> queue;
-  std::unique_ptr<kube::Controller> workers;
-  {
-    absl::MutexLock lock(&mu_);
-    queue = std::move(queue_);
-    workers = std::move(workers_);
-  }
-  if (workers != nullptr) workers->Stop();
-  workers.reset();
-  queue.reset();
-}
-
-std::optional<absl::Time> NodeClassController::OldestWorkStart() const {
-  absl::MutexLock lock(&mu_);
-  if (queue_ == nullptr) return std::nullopt;
-  return queue_->OldestProcessingStart();
-}
-
-void NodeClassController::Enqueue(const std::string& name) {
-  absl::MutexLock lock(&mu_);
-  if (queue_ != nullptr) queue_->Add(name);
-}
+void NodeClassController::Stop() { queue_.Stop(); }
 
 void NodeClassController::RecordEvent(const awsv1::EC2NodeClass& node_class, std::string_view type,
                                       std::string_view reason, std::string_view message) {

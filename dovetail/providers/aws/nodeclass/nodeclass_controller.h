@@ -53,6 +53,7 @@
 #include "absl/time/time.h"
 #include "dovetail/apis/aws/v1/ec2nodeclass.h"
 #include "dovetail/controllers/controller.h"
+#include "dovetail/controllers/reconcile_queue.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/kube/workqueue.h"
 #include "dovetail/providers/aws/ec2_client.h"
@@ -106,14 +107,16 @@ class NodeClassController final : public controllers::Controller {
   void Start() override;
   void Stop() override;
   // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
-  std::optional<absl::Time> OldestWorkStart() const override;
+  std::optional<absl::Time> OldestWorkStart() const override {
+    return queue_.OldestProcessingStart();
+  }
 
   // One reconcile of the named class (what a worker runs; public for tests).
   absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
   NodeClassInformer& node_classes() { return node_classes_; }
 
  private:
-  void Enqueue(const std::string& name);
+  void Enqueue(const std::string& name) { queue_.Add(name); }
   absl::StatusOr<kube::ReconcileResult> Finalize(const apis::aws::v1::EC2NodeClass& node_class);
   // Fills status and conditions of `desired`; returns the first API error (after filling).
   absl::Status Resolve(apis::aws::v1::EC2NodeClass& desired);
@@ -136,9 +139,8 @@ class NodeClassController final : public controllers::Controller {
   std::string k8s_version_ ABSL_GUARDED_BY(version_mu_);
   absl::Time k8s_version_at_ ABSL_GUARDED_BY(version_mu_) = absl::InfinitePast();
 
-  mutable absl::Mutex mu_;  // guards the queue's lifetime against the informer handlers
-  std::unique_ptr<kube::WorkQueue> queue_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<kube::Controller> workers_;
+  // Last: destroyed (stopped) before the members its reconciles use.
+  controllers::ReconcileQueue queue_;
 };
 
 }  // namespace dovetail::providers::aws::nodeclass
