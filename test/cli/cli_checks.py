@@ -14,6 +14,15 @@ def check(name, cond, detail=""):
         print(f"FAIL {name}: {detail}")
 
 
+def check_run(name, cond, proc=None):
+    """check() with a finished process's exit status, stdout and stderr as the detail."""
+    detail = ""
+    if proc is not None:
+        detail = (f"\n     exit {proc.returncode}\n     stdout: {proc.stdout.strip()[:2000]}"
+                  f"\n     stderr: {proc.stderr.strip()[:2000]}")
+    check(name, cond, detail)
+
+
 def summary() -> int:
     """Prints the totals; the exit status: 1 if anything failed."""
     print(f"{passed} passed, {failed} failed")

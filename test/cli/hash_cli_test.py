@@ -17,26 +17,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+from cli_checks import check_run as check, summary
+
 BINARY = sys.argv[1]
 VECTORS = json.loads(Path(sys.argv[2]).read_text())["vectors"]
-FAILURES: list[str] = []
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([BINARY, "hash", *args], input=stdin, capture_output=True, text=True,
                           timeout=60)
-
-
-def check(name: str, condition: bool, proc: subprocess.CompletedProcess | None = None) -> None:
-    if condition:
-        print(f"PASS {name}")
-        return
-    detail = ""
-    if proc is not None:
-        detail = (f"\n     exit {proc.returncode}\n     stdout: {proc.stdout.strip()[:2000]}"
-                  f"\n     stderr: {proc.stderr.strip()[:2000]}")
-    print(f"FAIL {name}{detail}")
-    FAILURES.append(name)
 
 
 def stored_form(v: dict) -> bool:
@@ -120,8 +109,7 @@ def main() -> int:
         for p in (proc,):
             check("no crash", p.returncode in (0, 1), p)
 
-    print(f"{len(FAILURES)} failed" if FAILURES else "all passed")
-    return 1 if FAILURES else 0
+    return summary()
 
 
 if __name__ == "__main__":

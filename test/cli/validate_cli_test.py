@@ -16,26 +16,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+from cli_checks import check_run as check, summary
+
 BINARY = sys.argv[1]
 CORPUS = Path(sys.argv[2])
-FAILURES: list[str] = []
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([BINARY, "validate", *args], input=stdin, capture_output=True, text=True,
                           timeout=60)
-
-
-def check(name: str, condition: bool, proc: subprocess.CompletedProcess | None = None) -> None:
-    if condition:
-        print(f"PASS {name}")
-        return
-    detail = ""
-    if proc is not None:
-        detail = (f"\n     exit {proc.returncode}\n     stdout: {proc.stdout.strip()}"
-                  f"\n     stderr: {proc.stderr.strip()}")
-    print(f"FAIL {name}{detail}")
-    FAILURES.append(name)
 
 
 def crashed(proc: subprocess.CompletedProcess) -> bool:
@@ -128,8 +117,7 @@ def main() -> int:
     proc = run()
     check("no -f is a usage error", proc.returncode != 0 and not crashed(proc), proc)
 
-    print(f"{len(FAILURES)} failed" if FAILURES else "all passed")
-    return 1 if FAILURES else 0
+    return summary()
 
 
 if __name__ == "__main__":
