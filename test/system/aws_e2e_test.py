@@ -45,7 +45,7 @@ from pathlib import Path
 from aws_local import Aws, Joiner, Kubectl, node_class_yaml, node_pool_yaml, provider_id, seed, \
     send_spot_interruption, tags_of, controller_env
 from e2e_common import KUBECONFIG, KUBECTL, ControllerProcess, MetricsScraper, Tally, apply_crds, check, \
-    check_upstream_families, condition, get, kubectl, wait_established, wait_for
+    check_upstream_families, condition, deployment, get, kubectl, wait_established, wait_for, zone_spread
 
 RUN_ID = uuid.uuid4().hex[:6]
 CLUSTER = f"e2e-{RUN_ID}"
@@ -69,46 +69,12 @@ AWS_NO_SAMPLES = {
         "moto reports every instance healthy (aws_instance_status_integration_test counts them)",
 }
 
-DEPLOYMENT = f"""
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: app, namespace: {NS}}}
-spec:
-  replicas: {REPLICAS}
-  selector: {{matchLabels: {{app: aws-e2e}}}}
-  template:
-    metadata: {{labels: {{app: aws-e2e}}}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      topologySpreadConstraints:
-        - maxSkew: 1
-          topologyKey: topology.kubernetes.io/zone
-          whenUnsatisfiable: DoNotSchedule
-          labelSelector: {{matchLabels: {{app: aws-e2e}}}}
-      containers:
-        - name: app
-          image: registry.example/app:1
-          resources: {{requests: {{cpu: 500m, memory: 256Mi}}}}
-"""
+DEPLOYMENT = deployment("app", NS, REPLICAS, "cpu: 500m, memory: 256Mi", app="aws-e2e",
+                        spec=zone_spread("aws-e2e"))
 
 # One pod that fits no node of the Deployment's: it needs a NodeClaim of its own (an empty
 # xlarge; the pool's largest types have 4 vCPUs).
-BIG_POD = f"""
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: big, namespace: {NS}}}
-spec:
-  replicas: 1
-  selector: {{matchLabels: {{app: aws-e2e-big}}}}
-  template:
-    metadata: {{labels: {{app: aws-e2e-big}}}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers:
-        - name: app
-          image: registry.example/app:1
-          resources: {{requests: {{cpu: 3500m, memory: 256Mi}}}}
-"""
+BIG_POD = deployment("big", NS, 1, "cpu: 3500m, memory: 256Mi", app="aws-e2e-big")
 
 # No consolidation: the only disruption in this test is the interruption.
 DISRUPTION = """  disruption:

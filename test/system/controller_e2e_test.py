@@ -30,8 +30,8 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-from e2e_common import (ControllerProcess, Tally, apply_crds, check, condition, cpu_millis, get,
-                        kubectl, wait_for)
+from e2e_common import (ControllerProcess, Tally, apply_crds, check, condition, cpu_millis,
+                        deployment, get, kubectl, kwok_nodepool, wait_for, zone_spread)
 
 RUN_ID = uuid.uuid4().hex[:6]
 NS = f"dovetail-e2e-{RUN_ID}"
@@ -58,43 +58,11 @@ def claims() -> list[dict]:
             if c["metadata"].get("labels", {}).get("karpenter.sh/nodepool") == POOL]
 
 
-NODEPOOL = f"""
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata:
-  name: {POOL}
-spec:
-  template:
-    spec:
-      nodeClassRef: {{group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}}
-      requirements:
-        - {{key: kubernetes.io/arch, operator: In, values: [amd64]}}
-        - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand, spot]}}
-  limits:
-    cpu: "200"
-"""
+NODEPOOL = kwok_nodepool(POOL, ["key: kubernetes.io/arch, operator: In, values: [amd64]",
+                                "key: karpenter.sh/capacity-type, operator: In, values: [on-demand, spot]"],
+                         spec='  limits:\n    cpu: "200"')
 
-DEPLOYMENT = f"""
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: e2e, namespace: {NS}}}
-spec:
-  replicas: {REPLICAS}
-  selector: {{matchLabels: {{app: e2e}}}}
-  template:
-    metadata: {{labels: {{app: e2e}}}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      topologySpreadConstraints:
-        - maxSkew: 1
-          topologyKey: topology.kubernetes.io/zone
-          whenUnsatisfiable: DoNotSchedule
-          labelSelector: {{matchLabels: {{app: e2e}}}}
-      containers:
-        - name: app
-          image: registry.example/app:1
-          resources: {{requests: {{cpu: 100m, memory: 256Mi}}}}
-"""
+DEPLOYMENT = deployment("e2e", NS, REPLICAS, "cpu: 100m, memory: 256Mi", spec=zone_spread("e2e"))
 
 DAEMONSET = f"""
 apiVersion: apps/v1

@@ -35,8 +35,9 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-from e2e_common import (KUBECONFIG, ROOT, ControllerProcess, Tally, apply_crds, check, condition,
-                        controller_ports, get, kubectl, quantity, wait_for)
+from e2e_common import deployment as common_deployment
+from e2e_common import (ControllerProcess, KUBECONFIG, ROOT, Tally, apply_crds, check, condition,
+                        controller_ports, get, kubectl, kwok_nodepool, quantity, wait_for)
 
 RUN_ID = uuid.uuid4().hex[:6]
 NS = f"dovetail-cost-{RUN_ID}"
@@ -47,42 +48,15 @@ EPS = 1e-9
 
 
 def nodepool(name: str, capacity_types: list[str]) -> str:
-    return f"""
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {{name: {name}}}
-spec:
-  disruption: {{consolidateAfter: Never}}
-  template:
-    spec:
-      nodeClassRef: {{group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}}
-      requirements:
-        - {{key: kubernetes.io/arch, operator: In, values: [amd64]}}
-        - {{key: karpenter.sh/capacity-type, operator: In, values: {json.dumps(capacity_types)}}}
-        - {{key: karpenter.kwok.sh/instance-cpu, operator: Lt, values: ["9"]}}
-  limits:
-    cpu: "64"
-"""
+    return kwok_nodepool(
+        name, ["key: kubernetes.io/arch, operator: In, values: [amd64]",
+               f"key: karpenter.sh/capacity-type, operator: In, values: {json.dumps(capacity_types)}",
+               'key: karpenter.kwok.sh/instance-cpu, operator: Lt, values: ["9"]'],
+        spec='  disruption: {consolidateAfter: Never}\n  limits:\n    cpu: "64"')
 
 
 def deployment(pool: str, replicas: int) -> str:
-    return f"""
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: {pool}, namespace: {NS}}}
-spec:
-  replicas: {replicas}
-  selector: {{matchLabels: {{app: {pool}}}}}
-  template:
-    metadata: {{labels: {{app: {pool}}}}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      nodeSelector: {{karpenter.sh/nodepool: {pool}}}
-      containers:
-        - name: app
-          image: registry.example/app:1
-          resources: {{requests: {{cpu: 700m, memory: 900Mi}}}}
-"""
+    return common_deployment(pool, NS, replicas, "cpu: 700m, memory: 900Mi", pool=pool)
 
 
 def run(binary: str, *args: str) -> subprocess.CompletedProcess:

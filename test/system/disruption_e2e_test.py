@@ -40,8 +40,9 @@ import time
 import uuid
 from pathlib import Path
 
+from e2e_common import deployment as common_deployment
 from e2e_common import (ControllerProcess, MetricsScraper, Tally, apply_crds, check,
-                        check_upstream_families, condition, get, kubectl, wait_for)
+                        check_upstream_families, condition, get, kubectl, kwok_nodepool, wait_for)
 
 RUN_ID = uuid.uuid4().hex[:6]
 NS = f"dovetail-disruption-{RUN_ID}"
@@ -55,55 +56,32 @@ CHAOS_MAX_NODES = 35  # upstream's bound in its runaway scale-up test
 
 
 def nodepool(budgets: str, extra_requirement: str = "") -> str:
-    return f"""
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata:
-  name: {POOL}
-spec:
-  template:
-    spec:
-      nodeClassRef: {{group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}}
-      requirements:
-        - {{key: kubernetes.io/arch, operator: In, values: [amd64]}}
-        - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}
-        - {{key: karpenter.kwok.sh/instance-family, operator: In, values: [c7k]}}
-        - {{key: karpenter.kwok.sh/instance-cpu, operator: In, values: ["4", "8"]}}
-{extra_requirement}  limits: {{cpu: "1000"}}  # far above what the test uses (karpenter_nodepools_limit)
+    requirements = ["key: kubernetes.io/arch, operator: In, values: [amd64]",
+                    "key: karpenter.sh/capacity-type, operator: In, values: [on-demand]",
+                    "key: karpenter.kwok.sh/instance-family, operator: In, values: [c7k]",
+                    'key: karpenter.kwok.sh/instance-cpu, operator: In, values: ["4", "8"]']
+    if extra_requirement:
+        requirements.append(extra_requirement)
+    # The limit is far above what the test uses (karpenter_nodepools_limit).
+    return kwok_nodepool(POOL, requirements, spec=f"""  limits: {{cpu: "1000"}}
   disruption:
     consolidationPolicy: WhenEmptyOrUnderutilized
     consolidateAfter: 0s
-    budgets: {budgets}
-"""
+    budgets: {budgets}""")
 
 
 CLOSED_NOW = '[{nodes: "0", schedule: "* * * * *", duration: 2h}]'
 OPEN_NOW = '[{nodes: "0", schedule: "0 0 1 1 *", duration: 1h}, {nodes: "2"}]'
 DRIFT_BUDGET = '[{nodes: "1"}]'
 # A requirement the existing nodes do not satisfy (they have no such label): RequirementsDrifted.
-DRIFT_REQUIREMENT = '        - {key: e2e-drift, operator: In, values: [v2]}\n'
+DRIFT_REQUIREMENT = 'key: e2e-drift, operator: In, values: [v2]'
 WEB_DRIFT = 14  # scaled up again before the drift so that new nodes hold no protected pod
 GUARDED = 1  # the PDB's pod; the do-not-disrupt pod joins it on its node (pod affinity)
 
 
 def deployment(name: str, replicas: int, cpu: str, extra_meta: str = "") -> str:
-    return f"""
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: {name}, namespace: {NS}}}
-spec:
-  replicas: {replicas}
-  selector: {{matchLabels: {{app: {name}}}}}
-  template:
-    metadata: {{labels: {{app: {name}}}{extra_meta}}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      nodeSelector: {{karpenter.sh/nodepool: {POOL}}}
-      containers:
-        - name: app
-          image: registry.example/app:1
-          resources: {{requests: {{cpu: "{cpu}", memory: 256Mi}}, limits: {{memory: 256Mi}}}}
-"""
+    return common_deployment(name, NS, replicas, f'cpu: "{cpu}", memory: 256Mi', pool=POOL,
+                             pod_meta=extra_meta, limits="memory: 256Mi")
 
 
 PINNED = f"""
@@ -137,77 +115,21 @@ spec:
   selector: {{matchLabels: {{app: guarded}}}}
 """
 
-CHAOS_NODEPOOL = f"""
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata:
-  name: {CHAOS_POOL}
-spec:
-  template:
-    spec:
-      nodeClassRef: {{group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}}
-      requirements:
-        - {{key: kubernetes.io/arch, operator: In, values: [amd64]}}
-        - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}
-  disruption:
+CHAOS_NODEPOOL = kwok_nodepool(
+    CHAOS_POOL, ["key: kubernetes.io/arch, operator: In, values: [amd64]", "key: karpenter.sh/capacity-type, operator: In, values: [on-demand]"],
+    spec="""  disruption:
     consolidationPolicy: WhenEmptyOrUnderutilized
     consolidateAfter: 0s
-    budgets: [{{nodes: "100%"}}]
-"""
+    budgets: [{nodes: "100%"}]""")
 
 EXPIRE_POOL = f"expire-{RUN_ID}"
 # expireAfter 30s and a budget of 0: expiration is forceful, budgets do not hold it.
-EXPIRE_NODEPOOL = f"""
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata:
-  name: {EXPIRE_POOL}
-spec:
-  template:
-    spec:
-      nodeClassRef: {{group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}}
-      expireAfter: 30s
-      requirements:
-        - {{key: kubernetes.io/arch, operator: In, values: [amd64]}}
-  disruption:
-    budgets: [{{nodes: "0"}}]
-"""
+EXPIRE_NODEPOOL = kwok_nodepool(EXPIRE_POOL, ["key: kubernetes.io/arch, operator: In, values: [amd64]"], template="      expireAfter: 30s",
+                                spec='  disruption:\n    budgets: [{nodes: "0"}]')
 
-EXPIRE_DEPLOYMENT = f"""
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: expiring, namespace: {NS}}}
-spec:
-  replicas: 1
-  selector: {{matchLabels: {{app: expiring}}}}
-  template:
-    metadata: {{labels: {{app: expiring}}}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      nodeSelector: {{karpenter.sh/nodepool: {EXPIRE_POOL}}}
-      containers:
-        - name: app
-          image: registry.example/app:1
-          resources: {{requests: {{cpu: 500m, memory: 128Mi}}}}
-"""
+EXPIRE_DEPLOYMENT = common_deployment("expiring", NS, 1, "cpu: 500m, memory: 128Mi", pool=EXPIRE_POOL)
 
-CHAOS_DEPLOYMENT = f"""
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: chaos, namespace: {NS}}}
-spec:
-  replicas: 1
-  selector: {{matchLabels: {{app: chaos}}}}
-  template:
-    metadata: {{labels: {{app: chaos}}}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      nodeSelector: {{karpenter.sh/nodepool: {CHAOS_POOL}}}
-      containers:
-        - name: app
-          image: registry.example/app:1
-          resources: {{requests: {{cpu: 500m, memory: 128Mi}}}}
-"""
+CHAOS_DEPLOYMENT = common_deployment("chaos", NS, 1, "cpu: 500m, memory: 128Mi", pool=CHAOS_POOL)
 
 
 def pool_claims(pool: str = POOL) -> list[dict]:

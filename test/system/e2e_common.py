@@ -78,6 +78,59 @@ def apply_crds() -> None:
                      ("nodepools.karpenter.sh", "nodeclaims.karpenter.sh"))
 
 
+def kwok_nodepool(name: str, requirements: list[str], *, template: str = "", spec: str = "") -> str:
+    """The YAML of a NodePool NAME on the kwok node class with `requirements` (each the inside of a
+    YAML flow map: 'key: kubernetes.io/arch, operator: In, values: [amd64]'). `template` lines
+    (indented six spaces) are added to the template's spec, `spec` lines (indented two: limits,
+    disruption) to the NodePool's spec."""
+    lines = ["apiVersion: karpenter.sh/v1", "kind: NodePool", "metadata:", f"  name: {name}", "spec:",
+             "  template:", "    spec:",
+             "      nodeClassRef: {group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}"]
+    if template:
+        lines.append(template.rstrip("\n"))
+    lines.append("      requirements:")
+    lines += [f"        - {{{r}}}" for r in requirements]
+    if spec:
+        lines.append(spec.rstrip("\n"))
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def zone_spread(app: str) -> str:
+    """A pod spec's DoNotSchedule spread of pods labelled app=APP across zones (maxSkew 1), as
+    `deployment`'s `spec` lines."""
+    return f"""      topologySpreadConstraints:
+        - maxSkew: 1
+          topologyKey: topology.kubernetes.io/zone
+          whenUnsatisfiable: DoNotSchedule
+          labelSelector: {{matchLabels: {{app: {app}}}}}"""
+
+
+def deployment(name: str, namespace: str, replicas: int, requests: str, *, app: str | None = None,
+               pool: str | None = None, grace: int | None = 1, pod_meta: str = "",
+               limits: str = "", spec: str = "") -> str:
+    """The YAML of a Deployment NAME of `replicas` pods labelled app=APP (NAME by default), one
+    container `app` requesting `requests` (the inside of a YAML flow map: 'cpu: 500m, memory:
+    128Mi') and limited to `limits` when given, pinned to NodePool `pool` when given.
+    `terminationGracePeriodSeconds` is `grace` (None: the default); `pod_meta` is added to the pod
+    template's metadata map (", annotations: {...}"); `spec` lines (indented six spaces) to its
+    spec."""
+    app = app or name
+    lines = ["apiVersion: apps/v1", "kind: Deployment",
+             f"metadata: {{name: {name}, namespace: {namespace}}}", "spec:",
+             f"  replicas: {replicas}", f"  selector: {{matchLabels: {{app: {app}}}}}",
+             "  template:", f"    metadata: {{labels: {{app: {app}}}{pod_meta}}}", "    spec:"]
+    if grace is not None:
+        lines.append(f"      terminationGracePeriodSeconds: {grace}")
+    if pool:
+        lines.append(f"      nodeSelector: {{karpenter.sh/nodepool: {pool}}}")
+    if spec:
+        lines.append(spec.rstrip("\n"))
+    resources = f"requests: {{{requests}}}" + (f", limits: {{{limits}}}" if limits else "")
+    lines += ["      containers:", "        - name: app", "          image: registry.example/app:1",
+              f"          resources: {{{resources}}}"]
+    return "\n" + "\n".join(lines) + "\n"
+
+
 class ControllerProcess:
     """`dovetail controller` with the kwok provider (unless `extra_args` names another),
     restartable, logging to one file."""

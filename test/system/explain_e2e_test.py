@@ -27,8 +27,8 @@ import time
 import uuid
 from pathlib import Path
 
-from e2e_common import (KUBECONFIG, ControllerProcess, Tally, apply_crds, check, get, kubectl,
-                        wait_for)
+from e2e_common import (ControllerProcess, KUBECONFIG, Tally, apply_crds, check, get, kubectl,
+                        kwok_nodepool, wait_for)
 
 RUN_ID = uuid.uuid4().hex[:6]
 NS = f"dovetail-explain-{RUN_ID}"
@@ -36,24 +36,12 @@ POOL = f"explain-{RUN_ID}"
 ID_RE = re.compile(r"\(decision=([0-9a-f]{8})\)$")
 DECISION_KEY = "dovetail.sh/decision-id"
 
-NODEPOOL = f"""
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata:
-  name: {POOL}
-spec:
-  template:
-    spec:
-      nodeClassRef: {{group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}}
-      requirements:
-        - {{key: kubernetes.io/arch, operator: In, values: [amd64]}}
-        - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}
-        - {{key: karpenter.kwok.sh/instance-family, operator: In, values: [c7k]}}
-        - {{key: karpenter.kwok.sh/instance-cpu, operator: In, values: ["4"]}}
-  disruption:
-    consolidationPolicy: WhenEmptyOrUnderutilized
-    consolidateAfter: 0s
-"""
+NODEPOOL = kwok_nodepool(
+    POOL, ["key: kubernetes.io/arch, operator: In, values: [amd64]",
+           "key: karpenter.sh/capacity-type, operator: In, values: [on-demand]",
+           "key: karpenter.kwok.sh/instance-family, operator: In, values: [c7k]",
+           'key: karpenter.kwok.sh/instance-cpu, operator: In, values: ["4"]'],
+    spec="  disruption:\n    consolidationPolicy: WhenEmptyOrUnderutilized\n    consolidateAfter: 0s")
 
 
 def pod(name: str, cpu: str, extra_meta: str = "", extra_spec: str = "") -> str:

@@ -34,6 +34,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from e2e_common import deployment as common_deployment
 from e2e_common import KUBECONFIG, ControllerProcess, Tally, check, condition, get, kubectl, wait_established, wait_for
 
 UPSTREAM = Path(os.environ.get("DOVETAIL_UPSTREAM_KWOK", ""))
@@ -70,22 +71,8 @@ metadata: {name: default}
 
 
 def deployment(name: str, pool: str, replicas: int) -> str:
-    return f"""
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: {name}, namespace: default}}
-spec:
-  replicas: {replicas}
-  selector: {{matchLabels: {{app: {name}}}}}
-  template:
-    metadata: {{labels: {{app: {name}}}}}
-    spec:
-      nodeSelector: {{karpenter.sh/nodepool: {pool}}}
-      containers:
-        - name: app
-          image: registry.example/app:1
-          resources: {{requests: {{cpu: "1", memory: 1Gi}}}}
-"""
+    return common_deployment(name, "default", replicas, 'cpu: "1", memory: 1Gi', pool=pool,
+                             grace=None)
 
 
 def free_port() -> int:
