@@ -67,7 +67,7 @@
 #include "dovetail/common/clock.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/controllers/disruption/disruption.h"
-#include "dovetail/controllers/provisioning/node_claim_builder.h"
+#include "dovetail/controllers/launch/node_claim_builder.h"
 #include "dovetail/kube/objects.h"
 #include "dovetail/kube/string_pool.h"
 #include "dovetail/scenario/pool_template.h"

@@ -29,7 +29,7 @@
 #include "dovetail/common/log.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/controllers/disruption/disruption_controller.h"
-#include "dovetail/controllers/provisioning/decision_id.h"
+#include "dovetail/controllers/launch/decision_id.h"
 #include "dovetail/controllers/provisioning/provisioner.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/config.h"
@@ -244,7 +244,7 @@ json LatestEvent(kube::Client& client, const std::string& ns, const std::vector<
             {"regarding", Cat(e["regarding"].value("kind", ""), "/", name)},
             {"note", note},
             {"time", time},
-            {"decisionId", provisioning::DecisionIdOf(note)}};
+            {"decisionId", controllers::launch::DecisionIdOf(note)}};
   }
   return best;
 }
@@ -346,7 +346,7 @@ absl::StatusOr<json> ExplainNode(Live& live, const std::string& name) {
     claim = node->node_claim->metadata.name;
     out["nodeClaim"] = claim;
     const auto& annotations = node->node_claim->metadata.annotations;
-    auto it = annotations.find(std::string(provisioning::kDecisionIdAnnotationKey));
+    auto it = annotations.find(std::string(controllers::launch::kDecisionIdAnnotationKey));
     if (it != annotations.end()) out["nodeClaimDecisionId"] = it->second;
   }
   if (node->marked_for_deletion) out["markedForDeletion"] = true;

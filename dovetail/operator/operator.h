@@ -82,7 +82,7 @@ class Operator {
   // port spend the account's API rate): the /metrics handler runs CollectClusterStateMetrics (the
   // cluster state's counts) and Registry::Expose, whose scrape refreshers (Registry::OnScrape)
   // are metrics/process.cc's /proc reads, controllers/observability/state_metrics_controller.cc's
-  // unsynced timer and controllers/provisioning/scheduler_metrics.cc's in-flight solve ages, none
+  // unsynced timer and controllers/launch/scheduler_metrics.cc's in-flight solve ages, none
   // of which holds the cloud provider. Gauges computed from it (the metrics.state and
   // cloudprovider.metrics controllers) are set on those controllers' own periods. A new
   // refresher must keep it so.

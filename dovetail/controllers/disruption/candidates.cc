@@ -12,8 +12,8 @@
 #include "dovetail/controllers/disruption/disruption.h"
 #include "dovetail/controllers/disruption/internal.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
-#include "dovetail/controllers/provisioning/pod_filter.h"
 #include "dovetail/controllers/termination/drain.h"
+#include "dovetail/scenario/pod_filter.h"
 #include "dovetail/scheduling/label_selector.h"
 
 namespace dovetail::controllers::disruption {
@@ -329,7 +329,7 @@ void AddPodsAndCosts(const state::StateNode& sn, const std::vector<state::PodPtr
     c.pods.push_back(pod);
     const double cost = EvictionCost(*pod);
     eviction_costs += cost;
-    if (provisioning::IsReschedulable(*pod, now)) {
+    if (scenario::IsReschedulable(*pod, now)) {
       c.reschedulable.push_back(pod);
       c.reschedule_disruption_cost += std::max(0.0, cost);
     }

@@ -132,7 +132,7 @@ struct Explanation {
   // "Unconsolidatable" (a consolidation simulation refused), "" (no event).
   std::string event_reason;
   std::string message;      // e.g. `pdb "default/web" prevents pod evictions`
-  std::string decision_id;  // of the started command (disrupted), provisioning/decision_id.h
+  std::string decision_id;  // of the started command (disrupted), launch/decision_id.h
 };
 
 struct Command {
@@ -146,7 +146,7 @@ struct Command {
   std::vector<std::string> destinations;
   double savings_per_hour = 0;  // Σ candidate prices − Σ replacement prices
   int pods_moved = 0;
-  // Set when the command is started (provisioning/decision_id.h): annotation
+  // Set when the command is started (launch/decision_id.h): annotation
   // dovetail.sh/decision-id on the candidate and replacement NodeClaims, `decision=ID` in the
   // DisruptionDecision event and the queue's log lines.
   std::string decision_id;

@@ -20,8 +20,8 @@
 #include "dovetail/common/status_macros.h"
 #include "dovetail/common/thread_entry.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
-#include "dovetail/controllers/provisioning/pod_filter.h"
 #include "dovetail/kube/resource.h"
+#include "dovetail/scenario/pod_filter.h"
 #include "nlohmann/json.hpp"
 
 namespace dovetail::controllers::disruption {
@@ -47,7 +47,7 @@ kube::ObjectReference CandidateClaimRef(const Candidate& c) {
 // "disruption"): its pods are the candidates' reschedulable ones.
 class MeteredSimulator : public Simulator {
  public:
-  MeteredSimulator(std::unique_ptr<Simulator> inner, provisioning::SchedulerMetrics& metrics,
+  MeteredSimulator(std::unique_ptr<Simulator> inner, launch::SchedulerMetrics& metrics,
                    const Clock& clock)
       : inner_(std::move(inner)), metrics_(metrics), clock_(clock) {}
 
@@ -66,7 +66,7 @@ class MeteredSimulator : public Simulator {
 
  private:
   std::unique_ptr<Simulator> inner_;
-  provisioning::SchedulerMetrics& metrics_;
+  launch::SchedulerMetrics& metrics_;
   const Clock& clock_;
 };
 
@@ -298,7 +298,7 @@ absl::StatusOr<ClusterView> DisruptionController::BuildViewImpl(
   // Nodes before pending pods (cluster.h).
   view.snapshot = deps_.cluster.TakeSnapshot();
   for (const auto& pod : deps_.informers.pods().store().List()) {
-    if (provisioning::IsProvisionable(*pod)) view.pending_pods.push_back(pod);
+    if (scenario::IsProvisionable(*pod)) view.pending_pods.push_back(pod);
   }
   for (const auto& pool : node_pools_.store().List()) {
     v1::NodePool copy = *pool;
@@ -450,9 +450,9 @@ void DisruptionController::StartCommands(Method method, const std::vector<Comman
     }
     std::vector<Explanation> disrupted;
     for (const Candidate& c : command.candidates) {
-      CandidateEvents(c, "Normal", kEventDisruptionDecision,
-                      provisioning::WithDecisionId(Cat(MethodName(method), ": ", summary),
-                                                   command.decision_id));
+      CandidateEvents(
+          c, "Normal", kEventDisruptionDecision,
+          launch::WithDecisionId(Cat(MethodName(method), ": ", summary), command.decision_id));
       disrupted.push_back({.node = c.name,
                            .node_claim = c.node_claim,
                            .node_pool = c.node_pool,

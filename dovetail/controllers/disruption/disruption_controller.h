@@ -48,7 +48,7 @@
 // reason} (the disrupting nodes), karpenter_consolidation_moves_total{decision, nodepool, policy}
 // and karpenter_consolidation_score{...} (Balanced pools; disruption.h's ConsolidationMove),
 // upstream's karpenter_scheduler_* families with controller="disruption" (each simulation of the
-// passes, validations and replacements; provisioning/scheduler_metrics.h), and the queue's.
+// passes, validations and replacements; launch/scheduler_metrics.h), and the queue's.
 //
 // Involuntary replacement (Replacer, replacer.h; replace.cc): Replace() runs under the same lock
 // as the passes. It takes the node by NodeClaim name, with none of the voluntary filters
@@ -90,8 +90,8 @@
 #include "dovetail/controllers/disruption/disruption.h"
 #include "dovetail/controllers/disruption/queue.h"
 #include "dovetail/controllers/disruption/replacer.h"
-#include "dovetail/controllers/provisioning/decision_id.h"
-#include "dovetail/controllers/provisioning/scheduler_metrics.h"
+#include "dovetail/controllers/launch/decision_id.h"
+#include "dovetail/controllers/launch/scheduler_metrics.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/metrics/registry.h"
 
@@ -243,10 +243,10 @@ class DisruptionController : public Controller, public Replacer {
   metrics::Counter* moves_metric_ = nullptr;
   metrics::Histogram* score_metric_ = nullptr;
   metrics::Gauge* allowed_disruptions_metric_ = nullptr;
-  provisioning::SchedulerMetrics scheduler_metrics_;
+  launch::SchedulerMetrics scheduler_metrics_;
 
   absl::Mutex pass_mu_;
-  provisioning::DecisionIds decision_ids_{provisioning::DecisionStream::kDisruption};
+  launch::DecisionIds decision_ids_{launch::DecisionStream::kDisruption};
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Explanation> explanations_ ABSL_GUARDED_BY(mu_);
   ControllerStats stats_ ABSL_GUARDED_BY(mu_);

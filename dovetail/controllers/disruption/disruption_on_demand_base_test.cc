@@ -1,4 +1,4 @@
-// Disruption and the on-demand base (dovetail.sh/on-demand-base, provisioning/on_demand_base.h):
+// Disruption and the on-demand base (dovetail.sh/on-demand-base, launch/on_demand_base.h):
 // consolidation must not take a pool below its base; a replacement is kept on-demand instead,
 // a delete is refused with the base in the explanation.
 #include <algorithm>
@@ -13,8 +13,8 @@
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/common/clock.h"
 #include "dovetail/controllers/disruption/disruption.h"
+#include "dovetail/controllers/launch/on_demand_base.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
-#include "dovetail/controllers/provisioning/on_demand_base.h"
 #include "dovetail/solver/solver_test_builders.h"
 #include "dovetail/state/state_test_util.h"
 #include "gmock/gmock.h"
@@ -55,7 +55,7 @@ class Scene {
     v1::NodePool pool;
     pool.metadata.name = "default";
     if (base.has_value()) {
-      pool.metadata.annotations[std::string(provisioning::kOnDemandBaseAnnotationKey)] = *base;
+      pool.metadata.annotations[std::string(launch::kOnDemandBaseAnnotationKey)] = *base;
     }
     pool.spec.template_.spec.node_class_ref =
         v1::NodeClassReference{"karpenter.kwok.sh", "KWOKNodeClass", "default"};
@@ -181,7 +181,7 @@ TEST(DisruptionOnDemandBaseTest, SingleNodeReplacementOfTheBaseStaysOnDemand) {
   ASSERT_THAT(command.replacements, SizeIs(1));
   const solver::NewNodeClaim& r = command.replacements[0];
   EXPECT_EQ(r.capacity_type, "on-demand");
-  EXPECT_TRUE(provisioning::OnDemandOnly(r.requirements));
+  EXPECT_TRUE(launch::OnDemandOnly(r.requirements));
   EXPECT_EQ(r.instance_type, "small");  // $0.10 on-demand
   EXPECT_DOUBLE_EQ(r.price, 0.10);
   // Every option is cheaper on-demand than the $0.40 candidate: small and medium.
@@ -297,7 +297,7 @@ TEST(DisruptionOnDemandBaseTest, MultiNodeReplacementKeepsTheBase) {
     ASSERT_THAT(command.replacements, SizeIs(1));
     const solver::NewNodeClaim& r = command.replacements[0];
     EXPECT_EQ(r.capacity_type, with_base ? "on-demand" : "spot");
-    EXPECT_EQ(provisioning::OnDemandOnly(r.requirements), with_base);
+    EXPECT_EQ(launch::OnDemandOnly(r.requirements), with_base);
     EXPECT_NEAR(command.savings_per_hour, 1.20 - r.price, 1e-9);
     EXPECT_GT(command.savings_per_hour, 0);
     const Explanation* e = Find(result->explanations, "node-0");
@@ -332,7 +332,7 @@ TEST(DisruptionOnDemandBaseTest, DriftReplacementOfTheBaseIsOnDemand) {
     EXPECT_THAT(Names(result->commands[0]), ElementsAre("drifted"));
     ASSERT_THAT(result->commands[0].replacements, SizeIs(1));
     const solver::NewNodeClaim& r = result->commands[0].replacements[0];
-    EXPECT_EQ(provisioning::OnDemandOnly(r.requirements), with_base);
+    EXPECT_EQ(launch::OnDemandOnly(r.requirements), with_base);
     EXPECT_EQ(r.capacity_type, with_base ? "on-demand" : "spot");
   }
 }

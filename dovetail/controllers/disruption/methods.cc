@@ -18,8 +18,8 @@
 #include "dovetail/common/status_macros.h"
 #include "dovetail/controllers/disruption/disruption.h"
 #include "dovetail/controllers/disruption/internal.h"
-#include "dovetail/controllers/provisioning/on_demand_base.h"
-#include "dovetail/controllers/provisioning/pod_filter.h"
+#include "dovetail/controllers/launch/on_demand_base.h"
+#include "dovetail/scenario/pod_filter.h"
 
 namespace dovetail::controllers::disruption {
 
@@ -304,7 +304,7 @@ class Balanced {
       auto pods = view.snapshot.pods_by_node.find(sn.Name());
       if (pods != view.snapshot.pods_by_node.end()) {
         for (const state::PodPtr& pod : pods->second) {
-          if (provisioning::IsReschedulable(*pod, view.now)) {
+          if (scenario::IsReschedulable(*pod, view.now)) {
             disruption += std::max(0.0, internal::EvictionCost(*pod));
           }
         }
@@ -440,7 +440,7 @@ std::vector<InstanceTypePtr> FilterOutSameInstanceType(const solver::NewNodeClai
   return out;
 }
 
-// The on-demand base (provisioning/on_demand_base.h): a command must not lower the on-demand
+// The on-demand base (launch/on_demand_base.h): a command must not lower the on-demand
 // NodeClaims of a pool below the pool's base. The counts are the view's (NodeClaims neither
 // deleting nor marked for deletion, in-flight ones included), taken before any command of the
 // pass; each method returns at most one command per pass, and emptiness checks its candidates
@@ -452,11 +452,10 @@ class OnDemandBaseGuard {
  public:
   explicit OnDemandBaseGuard(const ClusterView& view) {
     for (const auto& [name, pool] : view.node_pools) {
-      absl::StatusOr<std::optional<provisioning::OnDemandBase>> base =
-          provisioning::OnDemandBaseOf(pool);
+      absl::StatusOr<std::optional<launch::OnDemandBase>> base = launch::OnDemandBaseOf(pool);
       if (base.ok() && base->has_value()) bases_[name] = **base;
     }
-    if (!bases_.empty()) counts_ = provisioning::CountCapacityTypes(view.snapshot.nodes);
+    if (!bases_.empty()) counts_ = launch::CountCapacityTypes(view.snapshot.nodes);
   }
 
   // "" when removing `candidates` and launching `replacements` leaves every pool whose on-demand
@@ -464,8 +463,8 @@ class OnDemandBaseGuard {
   std::string Violation(std::span<const Candidate> candidates,
                         std::span<const solver::NewNodeClaim> replacements) const {
     if (bases_.empty()) return "";
-    absl::flat_hash_map<std::string, provisioning::CapacityCount> after;
-    auto start = [&](const std::string& pool) -> provisioning::CapacityCount* {
+    absl::flat_hash_map<std::string, launch::CapacityCount> after;
+    auto start = [&](const std::string& pool) -> launch::CapacityCount* {
       if (!bases_.contains(pool)) return nullptr;
       auto [it, inserted] = after.try_emplace(pool);
       if (inserted) {
@@ -475,26 +474,26 @@ class OnDemandBaseGuard {
       return &it->second;
     };
     for (const Candidate& c : candidates) {
-      if (provisioning::CapacityCount* n = start(c.node_pool)) {
+      if (launch::CapacityCount* n = start(c.node_pool)) {
         --n->total;
         if (c.capacity_type == v1::kCapacityTypeOnDemand) --n->on_demand;
       }
     }
     for (const solver::NewNodeClaim& r : replacements) {
-      if (provisioning::CapacityCount* n = start(r.pool)) {
+      if (launch::CapacityCount* n = start(r.pool)) {
         ++n->total;
-        if (provisioning::OnDemandOnly(r.requirements)) ++n->on_demand;
+        if (launch::OnDemandOnly(r.requirements)) ++n->on_demand;
       }
     }
     std::vector<std::string> pools;
     for (const auto& [pool, n] : after) pools.push_back(pool);
     std::sort(pools.begin(), pools.end());
     for (const std::string& pool : pools) {
-      const provisioning::CapacityCount& n = after.at(pool);
+      const launch::CapacityCount& n = after.at(pool);
       auto before = counts_.find(pool);
       const int64_t on_demand_before = before == counts_.end() ? 0 : before->second.on_demand;
       if (n.on_demand >= on_demand_before) continue;  // does not lower it
-      const provisioning::OnDemandBase& base = bases_.at(pool);
+      const launch::OnDemandBase& base = bases_.at(pool);
       const int64_t required = base.Required(n.total);
       if (n.on_demand >= required) continue;
       return absl::StrCat("on-demand base of pool \"", pool, "\": ", base.String(), " (",
@@ -522,7 +521,7 @@ class OnDemandBaseGuard {
     }
     solver::NewNodeClaim replacement = std::move(result.plan.node_claims.front());
     replacement.pods.clear();
-    if (absl::Status narrowed = provisioning::NarrowToOnDemand(replacement); !narrowed.ok()) {
+    if (absl::Status narrowed = launch::NarrowToOnDemand(replacement); !narrowed.ok()) {
       return Outcome{.refused = absl::StrCat(
                          why, "; the replacement cannot be on-demand: ", narrowed.message())};
     }
@@ -551,14 +550,14 @@ class OnDemandBaseGuard {
   // provisioning batch, the drifted candidate no longer counted.
   void NarrowDriftReplacements(Command& command) const {
     if (bases_.empty() || command.replacements.empty()) return;
-    absl::flat_hash_map<std::string, provisioning::CapacityCount> counts = counts_;
+    absl::flat_hash_map<std::string, launch::CapacityCount> counts = counts_;
     for (const Candidate& c : command.candidates) {
       auto it = counts.find(c.node_pool);
       if (it == counts.end()) continue;
       --it->second.total;
       if (c.capacity_type == v1::kCapacityTypeOnDemand) --it->second.on_demand;
     }
-    provisioning::ApplyOnDemandBase(command.replacements, bases_, counts);
+    launch::ApplyOnDemandBase(command.replacements, bases_, counts);
     double launched = 0;
     for (const solver::NewNodeClaim& r : command.replacements) launched += r.price;
     double sources = 0;
@@ -567,8 +566,8 @@ class OnDemandBaseGuard {
   }
 
  private:
-  absl::flat_hash_map<std::string, provisioning::OnDemandBase> bases_;
-  absl::flat_hash_map<std::string, provisioning::CapacityCount> counts_;
+  absl::flat_hash_map<std::string, launch::OnDemandBase> bases_;
+  absl::flat_hash_map<std::string, launch::CapacityCount> counts_;
 };
 
 void ExplainCommand(const Command& command, std::vector<Explanation>& out,

@@ -18,9 +18,9 @@
 #include "dovetail/common/status_macros.h"
 #include "dovetail/common/thread_entry.h"
 #include "dovetail/controllers/disruption/involuntary_record.h"
+#include "dovetail/controllers/launch/decision_id.h"
+#include "dovetail/controllers/launch/node_claim_builder.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
-#include "dovetail/controllers/provisioning/decision_id.h"
-#include "dovetail/controllers/provisioning/node_claim_builder.h"
 #include "dovetail/kube/controller_util.h"
 #include "dovetail/kube/errors.h"
 #include "dovetail/kube/resource.h"
@@ -593,8 +593,8 @@ absl::Status Queue::TaintCandidates(const Command& command, Entry& entry,
     if (status.ok()) {
       if (!entry.decision_id.empty()) {
         // Best effort: the annotation only links the NodeClaim to its decision.
-        if (absl::Status a = writer_.AnnotateNodeClaim(
-                claim_name, provisioning::kDecisionIdAnnotationKey, entry.decision_id);
+        if (absl::Status a = writer_.AnnotateNodeClaim(claim_name, launch::kDecisionIdAnnotationKey,
+                                                       entry.decision_id);
             !a.ok()) {
           log::Error(kLogger, "failed to annotate disruption candidate",
                      {{"NodeClaim", claim_name}, {"error", a.ToString()}});
@@ -622,11 +622,10 @@ absl::Status Queue::CreateReplacements(
     Entry& entry) {
   for (const solver::NewNodeClaim& planned : command.replacements) {
     const v1::NodePool& pool = node_pools.at(planned.pool);
-    v1::NodeClaim claim = provisioning::BuildNodeClaim(
-        pool, planned, {.min_values_strict = options_.min_values_strict});
+    v1::NodeClaim claim =
+        launch::BuildNodeClaim(pool, planned, {.min_values_strict = options_.min_values_strict});
     if (!entry.decision_id.empty()) {
-      claim.metadata.annotations[std::string(provisioning::kDecisionIdAnnotationKey)] =
-          entry.decision_id;
+      claim.metadata.annotations[std::string(launch::kDecisionIdAnnotationKey)] = entry.decision_id;
     }
     absl::StatusOr<v1::NodeClaim> stored = writer_.CreateNodeClaim(claim);
     if (!stored.ok()) {

@@ -8,7 +8,7 @@
 //      (best effort) annotates it dovetail.sh/decision-id with Command::decision_id. For a
 //      pure delete a candidate that cannot be tainted is dropped from the command (its writes are
 //      undone); for a replace any failure aborts the command;
-//   3. creates the replacement NodeClaims (provisioning::BuildNodeClaim with the candidate's
+//   3. creates the replacement NodeClaims (launch::BuildNodeClaim with the candidate's
 //      NodePool, annotated with the decision ID) and puts each into the cluster state at once, so
 //      provisioning counts it as capacity; a failed create deletes the replacements already
 //      created, undoes step 2 and aborts;

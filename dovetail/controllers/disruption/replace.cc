@@ -15,7 +15,7 @@
 #include "dovetail/common/log.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/controllers/disruption/disruption_controller.h"
-#include "dovetail/controllers/provisioning/pod_filter.h"
+#include "dovetail/scenario/pod_filter.h"
 
 namespace dovetail::controllers::disruption {
 namespace {
@@ -26,7 +26,7 @@ constexpr char kReplaceLogger[] = "disruption.replace";
 
 // The candidate of an involuntary replacement: none of the voluntary filters apply. Its pods are
 // every pod bound to the node; those to move are the reschedulable ones
-// (provisioning::IsReschedulable, the rule of the voluntary candidates).
+// (scenario::IsReschedulable, the rule of the voluntary candidates).
 Candidate InvoluntaryCandidate(const ClusterView& view, const state::StateNode& node) {
   Candidate c;
   c.node = node;
@@ -45,7 +45,7 @@ Candidate InvoluntaryCandidate(const ClusterView& view, const state::StateNode& 
       pods != view.snapshot.pods_by_node.end()) {
     for (const state::PodPtr& pod : pods->second) {
       c.pods.push_back(pod);
-      if (provisioning::IsReschedulable(*pod, view.now)) c.reschedulable.push_back(pod);
+      if (scenario::IsReschedulable(*pod, view.now)) c.reschedulable.push_back(pod);
     }
   }
   c.empty = c.reschedulable.empty();
@@ -194,7 +194,7 @@ void DisruptionController::AnnounceReplacement(const ReplaceRequest& request,
   const absl::Time deadline = info.has_value() ? info->deadline : request.deadline;
   const std::string note = ReplaceNote(result, request.delete_when_ready, deadline);
   CandidateEvents(candidate, "Normal", event_reason,
-                  provisioning::WithDecisionId(note, command.decision_id));
+                  launch::WithDecisionId(note, command.decision_id));
   log::Info(kReplaceLogger, "replacing node before deleting it",
             {{"NodeClaim", request.node_claim},
              {"Node", candidate.name},

@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/controllers/disruption/disruption.h"
-#include "dovetail/controllers/provisioning/node_claim_builder.h"
-#include "dovetail/controllers/provisioning/pod_filter.h"
+#include "dovetail/controllers/launch/node_claim_builder.h"
+#include "dovetail/scenario/pod_filter.h"
 #include "dovetail/scenario/pool_template.h"
 #include "dovetail/scenario/solver_nodes.h"
 #include "dovetail/solver/session.h"
@@ -81,7 +81,7 @@ class SolveSimulator final : public Simulator {
       auto pods = view.snapshot.pods_by_node.find(node.Name());
       if (pods == view.snapshot.pods_by_node.end()) continue;
       for (const state::PodPtr& info : pods->second) {
-        if (!provisioning::IsReschedulable(*info, view.now)) continue;
+        if (!scenario::IsReschedulable(*info, view.now)) continue;
         absl::StatusOr<core::Pod> pod = state::ToPod(*info);
         if (!pod.ok()) continue;
         pod->spec.node_name.clear();

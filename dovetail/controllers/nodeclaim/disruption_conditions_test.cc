@@ -6,8 +6,8 @@
 
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/cloudprovider/instance_type.h"
+#include "dovetail/controllers/launch/node_claim_builder.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
-#include "dovetail/controllers/provisioning/node_claim_builder.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::controllers::nodeclaim {
@@ -57,7 +57,7 @@ v1::NodeClaim Claim(const v1::NodePool& pool = Pool()) {
                            {"topology.kubernetes.io/zone", "zone-a"},
                            {"karpenter.sh/capacity-type", "on-demand"}};
   claim.metadata.annotations = {
-      {"karpenter.sh/nodepool-hash", provisioning::NodePoolHash(pool)},
+      {"karpenter.sh/nodepool-hash", launch::NodePoolHash(pool)},
       {"karpenter.sh/nodepool-hash-version", std::string(v1::kNodePoolHashVersion)}};
   claim.spec.expire_after = "720h";
   SetCondition(claim, kConditionLaunched, ConditionStatus::kTrue, kT0);
@@ -175,8 +175,7 @@ TEST(ApplyConsolidatableTest, SetsTrueThenRemoves) {
 // The pool's stamp once the NodePool hash controller has stamped it (annotations it already
 // carries are kept).
 NodePoolHashStamp StampOf(v1::NodePool pool) {
-  pool.metadata.annotations.try_emplace("karpenter.sh/nodepool-hash",
-                                        provisioning::NodePoolHash(pool));
+  pool.metadata.annotations.try_emplace("karpenter.sh/nodepool-hash", launch::NodePoolHash(pool));
   pool.metadata.annotations.try_emplace("karpenter.sh/nodepool-hash-version", "v3");
   return HashStampOf(pool);
 }

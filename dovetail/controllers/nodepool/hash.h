@@ -2,7 +2,7 @@
 //
 // A NodePool carries karpenter.sh/nodepool-hash (upstream's hash of its template, version v3,
 // apis/hash/drift_hash.h) and karpenter.sh/nodepool-hash-version; every NodeClaim launched from it
-// carries the hash it was launched with (provisioning::NodePoolHash). A NodeClaim drifts when the
+// carries the hash it was launched with (launch::NodePoolHash). A NodeClaim drifts when the
 // versions agree and the hashes differ (nodeclaim/disruption_conditions.h StaticDrift). When the
 // pool's stamps cannot vouch for its NodeClaims' (hash versioning, as upstream), the NodeClaims are
 // re-stamped before the pool, never drifted:

@@ -21,10 +21,10 @@
 #include "dovetail/common/log.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/common/thread_entry.h"
-#include "dovetail/controllers/provisioning/node_claim_builder.h"
-#include "dovetail/controllers/provisioning/on_demand_base.h"
-#include "dovetail/controllers/provisioning/pod_filter.h"
+#include "dovetail/controllers/launch/node_claim_builder.h"
+#include "dovetail/controllers/launch/on_demand_base.h"
 #include "dovetail/kube/resource.h"
+#include "dovetail/scenario/pod_filter.h"
 #include "dovetail/scenario/pool_template.h"
 #include "dovetail/solver/solver.h"
 #include "dovetail/state/pod_conversion.h"
@@ -32,6 +32,23 @@
 #include "nlohmann/json.hpp"
 
 namespace dovetail::controllers::provisioning {
+
+using launch::ApplyOnDemandBase;
+using launch::BuildNodeClaim;
+using launch::CountCapacityTypes;
+using launch::EffectiveZone;
+using launch::kDecisionIdAnnotationKey;
+using launch::OnDemandBase;
+using launch::OnDemandBaseOf;
+using launch::OnDemandBaseOutcome;
+using launch::WithDecisionId;
+using scenario::HasDraRequirements;
+using scenario::IgnoredReason;
+using scenario::IgnoreReason;
+using scenario::IsProvisionable;
+using scenario::IsReschedulable;
+using scenario::kDraIgnoredMessage;
+
 namespace {
 
 namespace core = apis::core;

@@ -56,10 +56,10 @@
 #include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/common/work_in_progress.h"
 #include "dovetail/controllers/controller.h"
+#include "dovetail/controllers/launch/decision_id.h"
+#include "dovetail/controllers/launch/on_demand_base.h"
+#include "dovetail/controllers/launch/scheduler_metrics.h"
 #include "dovetail/controllers/provisioning/batcher.h"
-#include "dovetail/controllers/provisioning/decision_id.h"
-#include "dovetail/controllers/provisioning/on_demand_base.h"
-#include "dovetail/controllers/provisioning/scheduler_metrics.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/metrics/registry.h"
 #include "dovetail/scenario/solver_nodes.h"
@@ -120,7 +120,7 @@ struct PassInput {
   std::vector<std::unique_ptr<apis::core::Pod>> daemon_pods;
   solver::Input input;
   absl::flat_hash_map<std::string, std::shared_ptr<const apis::v1::NodePool>> pools;  // usable
-  absl::flat_hash_map<std::string, OnDemandBase> on_demand_bases;
+  absl::flat_hash_map<std::string, launch::OnDemandBase> on_demand_bases;
   std::vector<SkippedNodePool> skipped;
 };
 
@@ -177,8 +177,9 @@ class Provisioner : public Controller {
       const std::string& decision);
   // The on-demand base (on_demand_base.h): the first new NodeClaims of a pool below its base are
   // narrowed to on-demand; the counts include in-flight NodeClaims (created into state at once).
-  void NarrowToOnDemandBase(const absl::flat_hash_map<std::string, OnDemandBase>& on_demand_bases,
-                            const state::Snapshot& snapshot, solver::Plan& plan);
+  void NarrowToOnDemandBase(
+      const absl::flat_hash_map<std::string, launch::OnDemandBase>& on_demand_bases,
+      const state::Snapshot& snapshot, solver::Plan& plan);
   // How long a nominated node stays reserved for its pods.
   absl::Duration NominationDuration() const;
   // 7. A planned NodeClaim accepted for creation, and the API's reply once sent.
@@ -233,10 +234,10 @@ class Provisioner : public Controller {
 
   // Upstream's metrics, when deps.metrics is set.
   metrics::Counter* node_claims_created_metric_ = nullptr;
-  SchedulerMetrics scheduler_metrics_;
+  launch::SchedulerMetrics scheduler_metrics_;
 
   absl::Mutex pass_mu_;  // serialises passes
-  DecisionIds decision_ids_{DecisionStream::kProvisioning};
+  launch::DecisionIds decision_ids_{launch::DecisionStream::kProvisioning};
   struct EventDecisionEntry {
     std::string key;  // reason + "\n" + note
     std::string id;

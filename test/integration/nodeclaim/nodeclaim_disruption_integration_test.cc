@@ -31,13 +31,13 @@
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
 #include "dovetail/common/clock.h"
 #include "dovetail/controllers/controller.h"
+#include "dovetail/controllers/launch/node_claim_builder.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
 #include "dovetail/controllers/nodeclaim/disruption_conditions_controller.h"
 #include "dovetail/controllers/nodeclaim/expiration_controller.h"
 #include "dovetail/controllers/nodeclaim/pod_events_controller.h"
 #include "dovetail/controllers/nodepool/hash_controller.h"
 #include "dovetail/controllers/nodepool/status_controller.h"
-#include "dovetail/controllers/provisioning/node_claim_builder.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/errors.h"
 #include "dovetail/kube/event_recorder.h"
@@ -167,7 +167,7 @@ class NodeClaimDisruptionIntegrationTest : public ::testing::Test {
   // A NodeClaim of the pool stamped with the pool's current hash, launched, registered and
   // initialized at the fake clock's now.
   std::string CreateClaim(const std::string& tier, const std::string& expire_after = "720h") {
-    return CreateClaimOf(pool_, provisioning::NodePoolHash(GetPool()), "v3", tier, expire_after);
+    return CreateClaimOf(pool_, launch::NodePoolHash(GetPool()), "v3", tier, expire_after);
   }
 
   // A NodeClaim of `pool` stamped with `hash` under `version`, launched, registered and

@@ -32,7 +32,7 @@
 #include "dovetail/apis/core/pod.h"
 #include "dovetail/kube/objects.h"
 
-namespace dovetail::controllers::provisioning {
+namespace dovetail::scenario {
 
 bool IsProvisionable(const kube::PodInfo& pod);
 
@@ -54,4 +54,4 @@ struct IgnoreReason {
 // nullopt when the pod is not ignored.
 std::optional<IgnoreReason> IgnoredReason(const apis::core::Pod& pod);
 
-}  // namespace dovetail::controllers::provisioning
+}  // namespace dovetail::scenario

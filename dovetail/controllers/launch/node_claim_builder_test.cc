@@ -1,4 +1,4 @@
-#include "dovetail/controllers/provisioning/node_claim_builder.h"
+#include "dovetail/controllers/launch/node_claim_builder.h"
 
 #include <memory>
 #include <string>
@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
-namespace dovetail::controllers::provisioning {
+namespace dovetail::controllers::launch {
 namespace {
 
 namespace core = apis::core;
@@ -259,4 +259,4 @@ TEST(NodePoolHashTest, DecodedPoolKeepsWhatTheTypedFieldsLose) {
 }
 
 }  // namespace
-}  // namespace dovetail::controllers::provisioning
+}  // namespace dovetail::controllers::launch

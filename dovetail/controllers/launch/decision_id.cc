@@ -1,10 +1,10 @@
-#include "dovetail/controllers/provisioning/decision_id.h"
+#include "dovetail/controllers/launch/decision_id.h"
 
 #include "absl/random/random.h"
 #include "absl/strings/str_format.h"
 #include "dovetail/common/absl_compat.h"
 
-namespace dovetail::controllers::provisioning {
+namespace dovetail::controllers::launch {
 namespace {
 
 // MurmurHash3's finalizer: a bijection on 32-bit values with good avalanche.
@@ -61,4 +61,4 @@ std::string DecisionIdOf(std::string_view note) {
   return IsDecisionId(id) ? std::string(id) : "";
 }
 
-}  // namespace dovetail::controllers::provisioning
+}  // namespace dovetail::controllers::launch

@@ -1,4 +1,4 @@
-#include "dovetail/controllers/provisioning/node_claim_builder.h"
+#include "dovetail/controllers/launch/node_claim_builder.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include "dovetail/scheduling/requirements.h"
 #include "nlohmann/json.hpp"
 
-namespace dovetail::controllers::provisioning {
+namespace dovetail::controllers::launch {
 namespace {
 
 namespace core = apis::core;
@@ -78,4 +78,4 @@ v1::NodeClaim BuildNodeClaim(const v1::NodePool& pool, const solver::NewNodeClai
   return claim;
 }
 
-}  // namespace dovetail::controllers::provisioning
+}  // namespace dovetail::controllers::launch

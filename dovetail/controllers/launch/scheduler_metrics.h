@@ -26,7 +26,7 @@
 #include "dovetail/common/clock.h"
 #include "dovetail/metrics/registry.h"
 
-namespace dovetail::controllers::provisioning {
+namespace dovetail::controllers::launch {
 
 class SchedulerMetrics {
  public:
@@ -60,4 +60,4 @@ class SchedulerMetrics {
 // zones and topology spread domains; those are not considered here.)
 std::string EffectiveZone(const apis::core::Pod& pod);
 
-}  // namespace dovetail::controllers::provisioning
+}  // namespace dovetail::controllers::launch

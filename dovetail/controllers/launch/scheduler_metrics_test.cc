@@ -1,10 +1,10 @@
-#include "dovetail/controllers/provisioning/scheduler_metrics.h"
+#include "dovetail/controllers/launch/scheduler_metrics.h"
 
 #include "dovetail/apis/v1/labels.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace dovetail::controllers::provisioning {
+namespace dovetail::controllers::launch {
 namespace {
 
 using ::testing::HasSubstr;
@@ -72,4 +72,4 @@ TEST(SchedulerMetricsTest, SimulationsQueueDepthUnfinishedWorkAndZones) {
 }
 
 }  // namespace
-}  // namespace dovetail::controllers::provisioning
+}  // namespace dovetail::controllers::launch

@@ -29,7 +29,7 @@
 #include "dovetail/common/quantity.h"
 #include "dovetail/solver/solver.h"
 
-namespace dovetail::controllers::provisioning {
+namespace dovetail::controllers::launch {
 
 // The karpenter.sh/nodepool-hash a NodeClaim launched from the pool carries: upstream's drift hash
 // (version v3) of its template (apis::v1::TemplateHash), or "" when it does not hash. As
@@ -45,4 +45,4 @@ apis::v1::NodeClaim BuildNodeClaim(const apis::v1::NodePool& node_pool,
                                    const solver::NewNodeClaim& planned,
                                    const BuildOptions& options = {});
 
-}  // namespace dovetail::controllers::provisioning
+}  // namespace dovetail::controllers::launch

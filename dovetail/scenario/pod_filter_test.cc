@@ -1,11 +1,11 @@
-#include "dovetail/controllers/provisioning/pod_filter.h"
+#include "dovetail/scenario/pod_filter.h"
 
 #include "dovetail/apis/core/codec.h"
 #include "dovetail/state/state_test_util.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
-namespace dovetail::controllers::provisioning {
+namespace dovetail::scenario {
 namespace {
 
 nlohmann::json PendingPod(const std::string& name) {
@@ -165,4 +165,4 @@ TEST_F(PodFilterTest, UnknownCustomKeysAndWellKnownKeysAreStillConsidered) {
 }
 
 }  // namespace
-}  // namespace dovetail::controllers::provisioning
+}  // namespace dovetail::scenario

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-namespace dovetail::controllers::provisioning {
+namespace dovetail::controllers::launch {
 
 inline constexpr std::string_view kDecisionIdAnnotationKey = "dovetail.sh/decision-id";
 
@@ -45,4 +45,4 @@ std::string WithDecisionId(std::string_view note, std::string_view id);
 // The ID at the end of an event note written by WithDecisionId; "" when there is none.
 std::string DecisionIdOf(std::string_view note);
 
-}  // namespace dovetail::controllers::provisioning
+}  // namespace dovetail::controllers::launch

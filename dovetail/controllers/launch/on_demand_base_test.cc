@@ -1,4 +1,4 @@
-#include "dovetail/controllers/provisioning/on_demand_base.h"
+#include "dovetail/controllers/launch/on_demand_base.h"
 
 #include <memory>
 #include <string>
@@ -10,14 +10,14 @@
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/cloudprovider/kwok/kwok_cloud_provider.h"
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
-#include "dovetail/controllers/provisioning/node_claim_builder.h"
+#include "dovetail/controllers/launch/node_claim_builder.h"
 #include "dovetail/scenario/pool_template.h"
 #include "dovetail/solver/solver_test_builders.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
-namespace dovetail::controllers::provisioning {
+namespace dovetail::controllers::launch {
 namespace {
 
 namespace core = apis::core;
@@ -444,4 +444,4 @@ TEST(OnDemandBaseTest, AFiveNodePlanWithBaseTwoGetsExactlyTwoOnDemandNodeClaims)
 }
 
 }  // namespace
-}  // namespace dovetail::controllers::provisioning
+}  // namespace dovetail::controllers::launch

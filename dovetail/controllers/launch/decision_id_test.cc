@@ -1,11 +1,11 @@
-#include "dovetail/controllers/provisioning/decision_id.h"
+#include "dovetail/controllers/launch/decision_id.h"
 
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
 #include "gtest/gtest.h"
 
-namespace dovetail::controllers::provisioning {
+namespace dovetail::controllers::launch {
 namespace {
 
 TEST(DecisionIdTest, IdsAreEightLowercaseHexDigits) {
@@ -48,4 +48,4 @@ TEST(DecisionIdTest, EventNotesCarryTheIdAtTheEnd) {
 }
 
 }  // namespace
-}  // namespace dovetail::controllers::provisioning
+}  // namespace dovetail::controllers::launch

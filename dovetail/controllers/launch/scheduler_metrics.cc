@@ -1,4 +1,4 @@
-#include "dovetail/controllers/provisioning/scheduler_metrics.h"
+#include "dovetail/controllers/launch/scheduler_metrics.h"
 
 #include <optional>
 #include <set>
@@ -7,7 +7,7 @@
 #include "absl/synchronization/mutex.h"
 #include "dovetail/apis/v1/labels.h"
 
-namespace dovetail::controllers::provisioning {
+namespace dovetail::controllers::launch {
 
 struct SchedulerMetrics::InFlight {
   absl::Mutex mu;
@@ -139,4 +139,4 @@ std::string EffectiveZone(const apis::core::Pod& pod) {
   return allowed->size() == 1 ? *allowed->begin() : "flexible";
 }
 
-}  // namespace dovetail::controllers::provisioning
+}  // namespace dovetail::controllers::launch

@@ -1,4 +1,4 @@
-#include "dovetail/controllers/provisioning/pod_filter.h"
+#include "dovetail/scenario/pod_filter.h"
 
 #include <string_view>
 #include <vector>
@@ -8,7 +8,7 @@
 #include "dovetail/common/duration.h"
 #include "dovetail/scheduling/requirements.h"
 
-namespace dovetail::controllers::provisioning {
+namespace dovetail::scenario {
 namespace {
 
 namespace core = apis::core;
@@ -93,4 +93,4 @@ std::optional<IgnoreReason> IgnoredReason(const core::Pod& pod) {
   return std::nullopt;
 }
 
-}  // namespace dovetail::controllers::provisioning
+}  // namespace dovetail::scenario

@@ -1,4 +1,4 @@
-#include "dovetail/controllers/provisioning/on_demand_base.h"
+#include "dovetail/controllers/launch/on_demand_base.h"
 
 #include <algorithm>
 #include <utility>
@@ -10,7 +10,7 @@
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/common/absl_compat.h"
 
-namespace dovetail::controllers::provisioning {
+namespace dovetail::controllers::launch {
 namespace {
 
 namespace v1 = apis::v1;
@@ -216,4 +216,4 @@ std::vector<OnDemandBaseOutcome> ApplyOnDemandBase(
   return out;
 }
 
-}  // namespace dovetail::controllers::provisioning
+}  // namespace dovetail::controllers::launch

@@ -32,7 +32,7 @@
 #include "dovetail/solver/solver.h"
 #include "dovetail/state/state_node.h"
 
-namespace dovetail::controllers::provisioning {
+namespace dovetail::controllers::launch {
 
 inline constexpr std::string_view kOnDemandBaseAnnotationKey = "dovetail.sh/on-demand-base";
 
@@ -104,4 +104,4 @@ std::vector<OnDemandBaseOutcome> ApplyOnDemandBase(
     const absl::flat_hash_map<std::string, OnDemandBase>& bases,
     const absl::flat_hash_map<std::string, CapacityCount>& existing);
 
-}  // namespace dovetail::controllers::provisioning
+}  // namespace dovetail::controllers::launch
