@@ -1,9 +1,10 @@
 // `dovetail explain pod NS/NAME | node NAME`: why a pod is pending or a node is (not) disrupted,
 // read from the live cluster. Builds the same objects `dovetail controller` runs (cluster state
 // and informers, the provisioner, the disruption controller) over a client whose write gate stays
-// closed, so explain never writes; the provisioner's BuildInput and the disruption decisions
-// (disruption.h) answer on a fresh snapshot. Events (Dovetail's FailedScheduling, Nominated,
-// DisruptionDecision) are listed from events.k8s.io/v1 with their decision IDs (docs/explain.md).
+// closed, so explain never writes; the provisioner's solver question (scenario/solver_input.h) and
+// the disruption decisions (disruption.h) answer on a fresh snapshot. Events (Dovetail's
+// FailedScheduling, Nominated, DisruptionDecision) are listed from events.k8s.io/v1 with their
+// decision IDs (docs/explain.md).
 
 #include <algorithm>
 #include <iostream>
@@ -38,6 +39,7 @@
 #include "dovetail/kube/rest_client.h"
 #include "dovetail/kube/typed_client.h"
 #include "dovetail/operator/options.h"
+#include "dovetail/scenario/solver_input.h"
 #include "dovetail/simulate/simulation.h"
 #include "dovetail/state/cluster.h"
 #include "dovetail/state/cluster_informers.h"
@@ -286,9 +288,11 @@ absl::StatusOr<json> ExplainPod(Live& live, const std::string& target) {
   }
   absl::StatusOr<apis::core::Pod> pod = state::ToPod(*info);
   if (!pod.ok()) return pod.status();
-  const state::Snapshot snapshot = live.cluster().TakeSnapshot();
-  ASSIGN_OR_RETURN(provisioning::PassInput pass,
-                   live.provisioner().BuildInput(snapshot, /*report=*/false));
+  // The provisioner's question, asked of this one pod.
+  ASSIGN_OR_RETURN(scenario::Scenario scenario, live.provisioner().ReadScenario());
+  scenario.pending_pods.clear();
+  ASSIGN_OR_RETURN(scenario::SolverQuestion pass,
+                   scenario::BuildSolverInput(scenario, live.provisioner().InputOptions()));
   pass.input.pods = {&*pod};
   pass.input.options.improve = false;
   ASSIGN_OR_RETURN(solver::Plan plan, solver::Solve(pass.input));
@@ -306,7 +310,7 @@ absl::StatusOr<json> ExplainPod(Live& live, const std::string& target) {
                      {"largestAllocatable", ResourcesText(largest)}});
   }
   json skipped = json::array();
-  for (const provisioning::SkippedNodePool& s : pass.skipped) {
+  for (const scenario::SkippedNodePool& s : pass.skipped) {
     skipped.push_back({{"nodePool", s.name}, {"reason", s.reason}});
   }
   out["nodePools"] = pools;

@@ -29,6 +29,7 @@
 #include "dovetail/cloudprovider/aws_static_data.h"
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
 #include "dovetail/common/input_limits.h"
+#include "dovetail/scenario/volume_topology.h"
 #include "dovetail/scheduling/requirements.h"
 
 namespace dovetail::simulate {
@@ -95,9 +96,7 @@ struct Scenario::Impl {
   std::vector<core::Node> nodes;
   std::vector<core::DaemonSet> daemon_sets;
   std::vector<std::unique_ptr<core::Pod>> daemon_pods;
-  std::vector<core::PersistentVolumeClaim> pvcs;
-  std::vector<core::PersistentVolume> pvs;
-  std::vector<core::StorageClass> storage_classes;
+  scenario::Volumes volumes;
   std::vector<core::Namespace> namespaces;
 };
 
@@ -211,65 +210,6 @@ absl::StatusOr<std::vector<core::Manifest>> ConvertOlderApis(
     out.push_back(std::move(m));
   }
   return out;
-}
-
-// The volume topology alternatives of pod `p` (each a set of requirements a node must meet for
-// all its volumes): bound PVCs follow their PV's node affinity, unbound ones their StorageClass's
-// allowed topologies; nullopt when no volume constrains the pod.
-std::optional<std::vector<Requirements>> VolumeAlternatives(
-    const core::Pod& p,
-    const absl::flat_hash_map<std::string, const core::PersistentVolumeClaim*>& pvcs,
-    const absl::flat_hash_map<std::string, const core::PersistentVolume*>& pvs,
-    const absl::flat_hash_map<std::string, const core::StorageClass*>& scs) {
-  std::vector<Requirements> alternatives = {Requirements()};
-  bool any = false;
-  for (const auto& v : p.spec.volumes) {
-    if (!v.persistent_volume_claim) continue;
-    auto it =
-        pvcs.find(absl::StrCat(p.metadata.namespace_, "/", v.persistent_volume_claim->claim_name));
-    if (it == pvcs.end()) continue;
-    const core::PersistentVolumeClaim& pvc = *it->second;
-    std::vector<Requirements> options_for_volume;
-    if (!pvc.spec.volume_name.empty()) {
-      auto pv = pvs.find(pvc.spec.volume_name);
-      if (pv != pvs.end() && pv->second->spec.node_affinity &&
-          pv->second->spec.node_affinity->required) {
-        for (const auto& term : pv->second->spec.node_affinity->required->terms) {
-          std::vector<core::NodeSelectorRequirement> exprs;
-          for (const auto& e : term.match_expressions) {
-            if (e.key != v1::kLabelHostname) exprs.push_back(e);
-          }
-          auto r = Requirements::FromNodeSelectorRequirements(exprs);
-          if (r.ok()) options_for_volume.push_back(std::move(*r));
-        }
-      }
-    } else if (pvc.spec.storage_class_name) {
-      auto sc = scs.find(*pvc.spec.storage_class_name);
-      if (sc != scs.end()) {
-        for (const auto& term : sc->second->allowed_topologies) {
-          Requirements r;
-          for (const auto& e : term.match_label_expressions) {
-            r.Add(scheduling::Requirement::In(e.key, e.values));
-          }
-          options_for_volume.push_back(std::move(r));
-        }
-      }
-    }
-    if (options_for_volume.empty()) continue;
-    any = true;
-    std::vector<Requirements> next;
-    for (const auto& a : alternatives) {
-      for (const auto& b : options_for_volume) {
-        if (!a.Intersects(b).ok()) continue;
-        Requirements c = a;
-        c.Intersect(b);
-        next.push_back(std::move(c));
-      }
-    }
-    alternatives = std::move(next);
-  }
-  if (!any) return std::nullopt;
-  return alternatives;
 }
 
 // `np` as the solver's pool, without instance types: requirements (with its template labels and
@@ -421,7 +361,7 @@ absl::Status Scenario::Add(const core::Manifest& m, std::vector<core::Manifest>*
         v.name = tmpl.metadata.name;
         v.persistent_volume_claim = core::PersistentVolumeClaimVolumeSource{pvc.metadata.name};
         p->spec.volumes.push_back(std::move(v));
-        impl.pvcs.push_back(std::move(pvc));
+        impl.volumes.claims.push_back(std::move(pvc));
       }
       AddPod(std::move(p));
     }
@@ -446,15 +386,15 @@ absl::Status Scenario::Add(const core::Manifest& m, std::vector<core::Manifest>*
     core::PersistentVolumeClaim pvc;
     if (absl::Status st = DecodeInto(m, pvc); !st.ok()) return st;
     if (pvc.metadata.namespace_.empty()) pvc.metadata.namespace_ = "default";
-    impl.pvcs.push_back(std::move(pvc));
+    impl.volumes.claims.push_back(std::move(pvc));
   } else if (k == "PersistentVolume" && m.api_version == "v1") {
     core::PersistentVolume pv;
     if (absl::Status st = DecodeInto(m, pv); !st.ok()) return st;
-    impl.pvs.push_back(std::move(pv));
+    impl.volumes.volumes.push_back(std::move(pv));
   } else if (k == "StorageClass" && group == "storage.k8s.io") {
     core::StorageClass sc;
     if (absl::Status st = DecodeInto(m, sc); !st.ok()) return st;
-    impl.storage_classes.push_back(std::move(sc));
+    impl.volumes.storage_classes.push_back(std::move(sc));
   } else if (k == "Namespace" && m.api_version == "v1") {
     core::Namespace ns;
     if (absl::Status st = DecodeInto(m, ns); !st.ok()) return st;
@@ -572,16 +512,9 @@ absl::StatusOr<solver::Input> Scenario::BuildInput(const cloudprovider::Catalog&
   }
   for (const auto& ns : impl.namespaces) in.namespace_labels[ns.metadata.name] = ns.metadata.labels;
   // Volume topology.
-  absl::flat_hash_map<std::string, const core::PersistentVolumeClaim*> pvcs;
-  for (const auto& pvc : impl.pvcs) {
-    pvcs[absl::StrCat(pvc.metadata.namespace_, "/", pvc.metadata.name)] = &pvc;
-  }
-  absl::flat_hash_map<std::string, const core::PersistentVolume*> pvs;
-  for (const auto& pv : impl.pvs) pvs[pv.metadata.name] = &pv;
-  absl::flat_hash_map<std::string, const core::StorageClass*> scs;
-  for (const auto& sc : impl.storage_classes) scs[sc.metadata.name] = &sc;
+  const scenario::VolumeTopology volumes(impl.volumes);
   for (const auto& p : pending_) {
-    if (auto alternatives = VolumeAlternatives(*p, pvcs, pvs, scs)) {
+    if (auto alternatives = volumes.Alternatives(*p)) {
       in.volume_requirements[p.get()] = *std::move(alternatives);
     }
   }

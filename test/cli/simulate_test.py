@@ -174,6 +174,46 @@ def main():
             check("huge quantities: every other pod is planned", placed == EXPECTED_PODS,
                   f"{placed} placed")
 
+    # 6. Volume topology (dovetail/scenario/volume_topology.h): a pod whose claim is bound to a
+    #    volume in us-east-1b lands there; one whose unbound claim's StorageClass allows only
+    #    us-east-1c lands there; one with both fits nowhere.
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "volumes.yaml")
+        pod = ("---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: default\n"
+               "spec:\n  containers:\n  - name: c\n    image: x\n    resources:\n"
+               "      requests: {cpu: \"1\", memory: 1Gi}\n  volumes:\n%s")
+        claim = "  - name: %s\n    persistentVolumeClaim: {claimName: %s}\n"
+        with open(path, "w") as f:
+            f.write("---\napiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: only-c}\n"
+                    "provisioner: ebs.csi.aws.com\nvolumeBindingMode: WaitForFirstConsumer\n"
+                    "allowedTopologies:\n- matchLabelExpressions:\n"
+                    "  - {key: topology.kubernetes.io/zone, values: [us-east-1c]}\n")
+            f.write("---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-b}\nspec:\n"
+                    "  capacity: {storage: 10Gi}\n  accessModes: [ReadWriteOnce]\n"
+                    "  csi: {driver: ebs.csi.aws.com, volumeHandle: vol-1}\n"
+                    "  nodeAffinity:\n    required:\n      nodeSelectorTerms:\n"
+                    "      - matchExpressions:\n"
+                    "        - {key: topology.kubernetes.io/zone, operator: In, values: [us-east-1b]}\n")
+            for name, spec in (("bound", "volumeName: pv-b"), ("fresh", "storageClassName: only-c")):
+                f.write("---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n"
+                        "  name: %s\n  namespace: default\nspec:\n  accessModes: [ReadWriteOnce]\n"
+                        "  resources: {requests: {storage: 10Gi}}\n  %s\n" % (name, spec))
+            f.write(pod % ("on-bound", claim % ("v", "bound")))
+            f.write(pod % ("on-fresh", claim % ("v", "fresh")))
+            f.write(pod % ("on-both", claim % ("a", "bound") + claim % ("b", "fresh")))
+        r = run(binary, "-f", os.path.join(EXAMPLES, "nodepools.yaml"), "-f", path, *aws_args,
+                "-o", "json")
+        check("volumes: exit code 0", r.returncode == 0, r.stderr[:300])
+        if r.returncode == 0:
+            plan = json.loads(r.stdout)
+            zone_of = {p: c["zone"] for c in plan["nodeClaims"] for p in c["pods"]}
+            check("volumes: a bound claim's pod lands in its volume's zone",
+                  zone_of.get("default/on-bound") == "us-east-1b", zone_of)
+            check("volumes: an unbound claim's pod lands where its StorageClass allows",
+                  zone_of.get("default/on-fresh") == "us-east-1c", zone_of)
+            check("volumes: claims in two zones leave the pod unschedulable",
+                  [u["pod"] for u in plan["unschedulable"]] == ["default/on-both"], plan["unschedulable"])
+
     return summary()
 
 

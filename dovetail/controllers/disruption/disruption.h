@@ -45,6 +45,7 @@
 #include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/cloudprovider/instance_type.h"
 #include "dovetail/common/clock.h"
+#include "dovetail/scenario/scenario.h"
 #include "dovetail/solver/solver.h"
 #include "dovetail/state/snapshot.h"
 
@@ -88,17 +89,11 @@ struct Options {
   absl::Duration min_node_age = absl::ZeroDuration();
 };
 
-// Everything a pass reads, taken at one instant.
-struct ClusterView {
-  absl::Time now;
-  state::Snapshot snapshot;
-  std::vector<state::PodPtr> pending_pods;  // provisionable pods (they must keep fitting)
-  absl::flat_hash_map<std::string, apis::v1::NodePool> node_pools;  // by name, defaults applied
-  // CloudProvider::GetInstanceTypes per NodePool name.
-  absl::flat_hash_map<std::string, std::vector<cloudprovider::InstanceTypePtr>> instance_types;
+// Everything a pass reads, taken at one instant: the solver question's objects
+// (scenario/scenario.h: snapshot, pending pods, NodePools with their instance types, DaemonSets,
+// namespaces) plus what only disruption reads.
+struct ClusterView : scenario::Scenario {
   std::vector<apis::core::PodDisruptionBudget> pdbs;
-  std::vector<apis::core::DaemonSet> daemon_sets;
-  absl::flat_hash_map<std::string, apis::core::StringMap> namespace_labels;
   absl::flat_hash_set<std::string> queued;  // StateNode keys held by the orchestration queue
 };
 

@@ -21,7 +21,7 @@
 #include "dovetail/common/thread_entry.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
 #include "dovetail/kube/resource.h"
-#include "dovetail/scenario/pod_filter.h"
+#include "dovetail/scenario/from_cluster.h"
 #include "nlohmann/json.hpp"
 
 namespace dovetail::controllers::disruption {
@@ -293,36 +293,23 @@ absl::StatusOr<ClusterView> DisruptionController::BuildViewImpl(
   if (!InformersSynced()) {
     return absl::UnavailableError("NodePool, PDB, DaemonSet or Namespace informer has not synced");
   }
-  ClusterView view;
-  view.now = deps_.clock.Now();
-  // Nodes before pending pods (cluster.h).
-  view.snapshot = deps_.cluster.TakeSnapshot();
-  for (const auto& pod : deps_.informers.pods().store().List()) {
-    if (scenario::IsProvisionable(*pod)) view.pending_pods.push_back(pod);
-  }
-  for (const auto& pool : node_pools_.store().List()) {
-    v1::NodePool copy = *pool;
-    v1::ApplyDefaults(copy);
-    absl::StatusOr<cloudprovider::Catalog> catalog = deps_.cloud.GetInstanceTypes(copy);
-    if (!catalog.ok()) {
-      // The pool's nodes are then not candidates (their instance type does not resolve). A node
-      // class that is not ready yet (e.g. still resolving at startup) is a state, not a failure.
-      const bool not_ready = cloudprovider::IsNodeClassNotReady(catalog.status());
-      log::Write(not_ready ? log::Level::kInfo : log::Level::kError, kLogger,
-                 not_ready ? "instance types unavailable: node class not ready"
-                           : "failed to get instance types",
-                 {{"NodePool", copy.metadata.name}, {"error", catalog.status().ToString()}});
-    } else {
-      view.instance_types[copy.metadata.name] =
-          std::vector<cloudprovider::InstanceTypePtr>(catalog->begin(), catalog->end());
-    }
-    view.node_pools[copy.metadata.name] = std::move(copy);
+  ClusterView view{scenario::FromCluster({.cluster = deps_.cluster,
+                                          .pods = deps_.informers.pods().store(),
+                                          .node_pools = node_pools_.store(),
+                                          .daemon_sets = daemon_sets_.store(),
+                                          .namespaces = namespaces_.store(),
+                                          .cloud = deps_.cloud},
+                                         deps_.clock.Now())};
+  // A pool whose instance types do not resolve has no candidates (their instance type is unknown).
+  // A node class that is not ready yet (e.g. still resolving at startup) is a state, not a failure.
+  for (const auto& [pool, error] : view.instance_type_errors) {
+    const bool not_ready = cloudprovider::IsNodeClassNotReady(error);
+    log::Write(not_ready ? log::Level::kInfo : log::Level::kError, kLogger,
+               not_ready ? "instance types unavailable: node class not ready"
+                         : "failed to get instance types",
+               {{"NodePool", pool}, {"error", error.ToString()}});
   }
   for (const auto& pdb : pdbs_.store().List()) view.pdbs.push_back(*pdb);
-  for (const auto& ds : daemon_sets_.store().List()) view.daemon_sets.push_back(*ds);
-  namespaces_.store().ForEach([&view](const apis::core::Namespace& ns) {
-    view.namespace_labels[ns.metadata.name] = ns.metadata.labels;
-  });
   view.queued = queue_.Held();
   absl::MutexLock l(&mu_);
   for (const std::string& key : validating_) {

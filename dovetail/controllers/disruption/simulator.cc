@@ -13,10 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/controllers/disruption/disruption.h"
-#include "dovetail/controllers/launch/node_claim_builder.h"
-#include "dovetail/scenario/pod_filter.h"
-#include "dovetail/scenario/pool_template.h"
-#include "dovetail/scenario/solver_nodes.h"
+#include "dovetail/scenario/solver_input.h"
 #include "dovetail/solver/session.h"
 #include "dovetail/state/pod_conversion.h"
 
@@ -33,73 +30,16 @@ std::string PodKey(const core::Pod& pod) {
 class SolveSimulator final : public Simulator {
  public:
   absl::Status Init(const ClusterView& view, const Options& options) {
-    ASSIGN_OR_RETURN(existing_, scenario::ToSolverNodes(view.snapshot));
-    solver::Input base;
-    existing_.AppendTo(base);
+    ASSIGN_OR_RETURN(question_,
+                     scenario::BuildSolverInput(
+                         view, {.solver = {.respect_preferences = options.respect_preferences,
+                                           .min_values_strict = options.min_values_strict,
+                                           .improve = false,
+                                           .lower_bound = false}}));
+    const solver::Input& base = question_.input;
     for (size_t i = 0; i < base.nodes.size(); ++i) node_index_[base.nodes[i].name] = i;
-    for (const auto& pod : existing_.pods) bound_by_key_[PodKey(*pod)] = pod.get();
-
-    // NodePools, by name for a deterministic input.
-    std::vector<const v1::NodePool*> pools;
-    for (const auto& [name, pool] : view.node_pools) pools.push_back(&pool);
-    std::sort(pools.begin(), pools.end(), [](const v1::NodePool* a, const v1::NodePool* b) {
-      return a->metadata.name < b->metadata.name;
-    });
-    for (const v1::NodePool* pool : pools) {
-      if (pool->metadata.deletion_timestamp.has_value() || v1::IsStatic(*pool)) continue;
-      auto types = view.instance_types.find(pool->metadata.name);
-      if (types == view.instance_types.end()) continue;
-      ASSIGN_OR_RETURN(
-          solver::PoolTemplate t,
-          scenario::BuildPoolTemplate(*pool, {}, view.snapshot.RemainingLimits(*pool)));
-      for (const cloudprovider::InstanceTypePtr& type : types->second) {
-        if (type == nullptr) continue;
-        if (!cloudprovider::RequirementsIntersect(type->requirements(), t.requirements)) continue;
-        if (!type->offerings().Available().HasCompatible(t.requirements)) continue;
-        t.instance_types.push_back(type);
-      }
-      if (t.instance_types.empty()) continue;
-      base.pools.push_back(std::move(t));
-    }
-
-    for (const core::DaemonSet& ds : view.daemon_sets) {
-      owned_.push_back(scenario::DaemonSetPod(ds));
-      base.daemon_sets.push_back(
-          {absl::StrCat(ds.metadata.namespace_, "/", ds.metadata.name), owned_.back().get()});
-    }
-    for (const auto& [ns, labels] : view.namespace_labels) base.namespace_labels[ns] = labels;
-
-    // Pending pods, then the pods of nodes that are going away.
-    for (const state::PodPtr& info : view.pending_pods) {
-      absl::StatusOr<core::Pod> pod = state::ToPod(*info);
-      if (!pod.ok()) continue;  // provisioning reports it
-      owned_.push_back(std::make_unique<core::Pod>(std::move(*pod)));
-      base.pods.push_back(owned_.back().get());
-    }
-    for (const state::StateNode& node : view.snapshot.nodes) {
-      if (node.Active()) continue;
-      auto pods = view.snapshot.pods_by_node.find(node.Name());
-      if (pods == view.snapshot.pods_by_node.end()) continue;
-      for (const state::PodPtr& info : pods->second) {
-        if (!scenario::IsReschedulable(*info, view.now)) continue;
-        absl::StatusOr<core::Pod> pod = state::ToPod(*info);
-        if (!pod.ok()) continue;
-        pod->spec.node_name.clear();
-        owned_.push_back(std::make_unique<core::Pod>(std::move(*pod)));
-        base.pods.push_back(owned_.back().get());
-        deleting_pods_.insert(owned_.back().get());
-      }
-    }
-    std::sort(base.pods.begin(), base.pods.end(), [](const core::Pod* a, const core::Pod* b) {
-      return std::tie(a->metadata.namespace_, a->metadata.name) <
-             std::tie(b->metadata.namespace_, b->metadata.name);
-    });
-
-    base.options.respect_preferences = options.respect_preferences;
-    base.options.min_values_strict = options.min_values_strict;
-    base.options.improve = false;
-    base.options.lower_bound = false;
-    ASSIGN_OR_RETURN(session_, solver::Session::Create(std::move(base)));
+    for (const auto& pod : question_.existing.pods) bound_by_key_[PodKey(*pod)] = pod.get();
+    ASSIGN_OR_RETURN(session_, solver::Session::Create(std::move(question_.input)));
     return absl::OkStatus();
   }
 
@@ -129,7 +69,7 @@ class SolveSimulator final : public Simulator {
     Result result;
     const absl::flat_hash_set<const core::Pod*> moved_set(moved.begin(), moved.end());
     for (const solver::Unschedulable& u : plan.unschedulable) {
-      if (moved_set.contains(u.pod) || deleting_pods_.contains(u.pod)) {
+      if (moved_set.contains(u.pod) || question_.rescheduled.contains(u.pod)) {
         result.unschedulable.emplace_back(PodKey(*u.pod), u.reason);
       }
     }
@@ -140,7 +80,7 @@ class SolveSimulator final : public Simulator {
       auto n = nodes.find(placement.node);
       if (n == nodes.end() || n->second->initialized) continue;
       for (const core::Pod* pod : placement.pods) {
-        if (deleting_pods_.contains(pod) || !moved_set.contains(pod)) continue;
+        if (question_.rescheduled.contains(pod) || !moved_set.contains(pod)) continue;
         result.uses_uninitialized_nodes = true;
         result.unschedulable.emplace_back(
             PodKey(*pod),
@@ -157,12 +97,11 @@ class SolveSimulator final : public Simulator {
     return session_->Simulate(removed, moved);
   }
 
-  scenario::SolverNodes existing_;
-  std::vector<std::unique_ptr<core::Pod>> owned_;
+  // Owns what the session's input points into (its input moved into the session).
+  scenario::SolverQuestion question_;
   std::unique_ptr<solver::Session> session_;
   absl::flat_hash_map<std::string, size_t> node_index_;
   absl::flat_hash_map<std::string, const core::Pod*> bound_by_key_;
-  absl::flat_hash_set<const core::Pod*> deleting_pods_;
 };
 
 }  // namespace

@@ -24,10 +24,9 @@
 #include "dovetail/controllers/launch/node_claim_builder.h"
 #include "dovetail/controllers/launch/on_demand_base.h"
 #include "dovetail/kube/resource.h"
+#include "dovetail/scenario/from_cluster.h"
 #include "dovetail/scenario/pod_filter.h"
-#include "dovetail/scenario/pool_template.h"
 #include "dovetail/solver/solver.h"
-#include "dovetail/state/pod_conversion.h"
 #include "dovetail/state/snapshot.h"
 #include "nlohmann/json.hpp"
 
@@ -42,12 +41,7 @@ using launch::OnDemandBase;
 using launch::OnDemandBaseOf;
 using launch::OnDemandBaseOutcome;
 using launch::WithDecisionId;
-using scenario::HasDraRequirements;
-using scenario::IgnoredReason;
-using scenario::IgnoreReason;
 using scenario::IsProvisionable;
-using scenario::IsReschedulable;
-using scenario::kDraIgnoredMessage;
 
 namespace {
 
@@ -57,15 +51,6 @@ namespace v1 = apis::v1;
 constexpr char kLogger[] = "provisioner";
 constexpr char kNominated[] = "Nominated";
 constexpr char kFailedScheduling[] = "FailedScheduling";
-
-// Ready=True, or (unless required) no Ready condition at all.
-bool NodePoolUsable(const v1::NodePool& pool, bool require_ready) {
-  if (pool.metadata.deletion_timestamp.has_value()) return false;
-  if (v1::IsStatic(pool)) return false;
-  const core::Condition* ready = v1::FindCondition(pool.status.conditions, "Ready");
-  if (ready == nullptr) return !require_ready;
-  return ready->status == core::ConditionStatus::kTrue;
-}
 
 // True when usage exceeds any of the pool's limits (strictly, as upstream's ExceededBy).
 bool LimitsExceeded(const v1::NodePool& pool, const ResourceList& usage) {
@@ -256,91 +241,63 @@ void Provisioner::RecordPodEvent(const core::Pod& pod, std::string_view type,
   (void)deps_.events.Record(ref, type, reason, action, note);
 }
 
-absl::StatusOr<PassInput> Provisioner::BuildInput(const state::Snapshot& snapshot, bool report) {
+absl::StatusOr<scenario::Scenario> Provisioner::ReadScenario() {
   if (!node_pools_.HasSynced() || !daemon_sets_.HasSynced() || !namespaces_.HasSynced()) {
     return absl::UnavailableError("NodePool, DaemonSet or Namespace informer has not synced");
   }
-  PassInput pass;
-  ASSIGN_OR_RETURN(pass.existing, scenario::ToSolverNodes(snapshot));
-  solver::Input& input = pass.input;
-  pass.existing.AppendTo(input);
-  auto skip = [&pass](const v1::NodePool& pool, std::string reason) {
-    pass.skipped.push_back({pool.metadata.name, std::move(reason)});
-  };
-  for (const auto& pool : node_pools_.store().List()) {
-    if (!NodePoolUsable(*pool, options_.require_ready_node_pools)) {
-      if (pool->metadata.deletion_timestamp.has_value()) {
-        skip(*pool, "being deleted");
-      } else if (v1::IsStatic(*pool)) {
-        skip(*pool, "static NodePool (replicas): not provisioned for pending pods");
-      } else {
-        skip(*pool, options_.require_ready_node_pools ? "not Ready=True" : "Ready is not True");
-      }
-      continue;
-    }
-    kube::ObjectReference pool_ref{.api_version = std::string(v1::kApiVersion),
-                                   .kind = std::string(v1::kNodePoolKind),
-                                   .ns = "",
-                                   .name = pool->metadata.name,
-                                   .uid = pool->metadata.uid};
-    // An invalid on-demand base is reported and ignored; the pool is still used.
-    if (absl::StatusOr<std::optional<OnDemandBase>> base = OnDemandBaseOf(*pool); !base.ok()) {
-      if (report) {
-        log::Error(kLogger, "ignoring the on-demand base",
-                   {{"NodePool", pool->metadata.name}, {"error", base.status().ToString()}});
-        (void)deps_.events.Record(pool_ref, "Warning", "InvalidOnDemandBase", "Provisioning",
-                                  absl::StrCat(base.status().message(), "; ignored"));
-      }
-    } else if (base->has_value()) {
-      pass.on_demand_bases[pool->metadata.name] = **base;
-    }
-    absl::StatusOr<cloudprovider::Catalog> catalog = deps_.cloud.GetInstanceTypes(*pool);
-    if (!catalog.ok()) {
-      if (report) AddError(catalog.status());
-      skip(*pool, absl::StrCat("instance types: ", catalog.status().message()));
-      continue;
-    }
-    absl::StatusOr<solver::PoolTemplate> t =
-        scenario::BuildPoolTemplate(*pool, {}, snapshot.RemainingLimits(*pool));
-    if (!t.ok()) {
-      if (report) AddError(t.status());
-      skip(*pool, std::string(t.status().message()));
-      continue;
-    }
-    for (const cloudprovider::InstanceTypePtr& type : *catalog) {
-      if (!cloudprovider::RequirementsIntersect(type->requirements(), t->requirements)) continue;
-      if (!type->offerings().Available().HasCompatible(t->requirements)) continue;
-      t->instance_types.push_back(type);
-    }
-    if (t->instance_types.empty()) {
-      constexpr char kNoTypes[] =
-          "NodePool requirements filtered out all compatible available instance types";
-      if (report) {
-        (void)deps_.events.Record(pool_ref, "Warning", "NoCompatibleInstanceTypes", "Provisioning",
-                                  kNoTypes);
-      }
-      skip(*pool, kNoTypes);
-      continue;
-    }
-    pass.pools[pool->metadata.name] = pool;
-    input.pools.push_back(std::move(*t));
-  }
+  return scenario::FromCluster({.cluster = deps_.cluster,
+                                .pods = deps_.informers.pods().store(),
+                                .node_pools = node_pools_.store(),
+                                .daemon_sets = daemon_sets_.store(),
+                                .namespaces = namespaces_.store(),
+                                .cloud = deps_.cloud},
+                               deps_.clock.Now());
+}
 
-  // DaemonSets, as the pods they would run on a new node.
-  for (const auto& ds : daemon_sets_.store().List()) {
-    if (HasDraRequirements(ds->spec.template_.spec)) continue;  // as upstream (pod_filter.h)
-    pass.daemon_pods.push_back(scenario::DaemonSetPod(*ds));
-    input.daemon_sets.push_back({absl::StrCat(ds->metadata.namespace_, "/", ds->metadata.name),
-                                 pass.daemon_pods.back().get()});
+scenario::InputOptions Provisioner::InputOptions() const {
+  return {.require_ready_node_pools = options_.require_ready_node_pools,
+          .solver = {.respect_preferences = options_.respect_preferences,
+                     .min_values_strict = options_.min_values_strict,
+                     .max_instance_types = options_.max_instance_types,
+                     .lower_bound = false}};  // the LP bound is for simulate only
+}
+
+absl::flat_hash_map<std::string, OnDemandBase> Provisioner::ReportNodePools(
+    const scenario::Scenario& scenario, const scenario::SolverQuestion& question) {
+  auto ref = [](const std::string& name, const std::string& uid) {
+    return kube::ObjectReference{.api_version = std::string(v1::kApiVersion),
+                                 .kind = std::string(v1::kNodePoolKind),
+                                 .ns = "",
+                                 .name = name,
+                                 .uid = uid};
+  };
+  for (const scenario::SkippedNodePool& skipped : question.skipped) {
+    using Why = scenario::SkippedNodePool::Why;
+    if (skipped.why == Why::kInstanceTypes || skipped.why == Why::kInvalid) {
+      AddError(skipped.error);
+    } else if (skipped.why == Why::kNoCompatibleInstanceTypes) {
+      auto pool = scenario.node_pools.find(skipped.name);
+      const std::string uid = pool == scenario.node_pools.end() ? "" : pool->second.metadata.uid;
+      (void)deps_.events.Record(ref(skipped.name, uid), "Warning", "NoCompatibleInstanceTypes",
+                                "Provisioning", scenario::kNoCompatibleInstanceTypesMessage);
+    }
   }
-  namespaces_.store().ForEach([&input](const core::Namespace& ns) {
-    input.namespace_labels[ns.metadata.name] = ns.metadata.labels;
-  });
-  input.options.respect_preferences = options_.respect_preferences;
-  input.options.min_values_strict = options_.min_values_strict;
-  input.options.max_instance_types = options_.max_instance_types;
-  input.options.lower_bound = false;  // the LP bound is for simulate only
-  return pass;
+  absl::flat_hash_map<std::string, OnDemandBase> bases;
+  for (const solver::PoolTemplate& t : question.input.pools) {
+    auto pool = scenario.node_pools.find(t.name);
+    if (pool == scenario.node_pools.end()) continue;
+    absl::StatusOr<std::optional<OnDemandBase>> base = OnDemandBaseOf(pool->second);
+    if (!base.ok()) {
+      log::Error(kLogger, "ignoring the on-demand base",
+                 {{"NodePool", t.name}, {"error", base.status().ToString()}});
+      (void)deps_.events.Record(ref(t.name, pool->second.metadata.uid), "Warning",
+                                "InvalidOnDemandBase", "Provisioning",
+                                absl::StrCat(base.status().message(), "; ignored"));
+    } else if (base->has_value()) {
+      bases[t.name] = **base;
+    }
+  }
+  return bases;
 }
 
 std::string Provisioner::EventDecision(const core::Pod& pod, std::string_view reason,
@@ -372,9 +329,13 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
   }
   PassResult result;
 
-  // 2-3. Nodes first, then pending pods (cluster.h).
-  const state::Snapshot snapshot = deps_.cluster.TakeSnapshot();
-  const std::vector<std::unique_ptr<core::Pod>> pending = CollectPending(snapshot);
+  // 2-3. The scenario (nodes first, then pending pods: cluster.h) and its solver input.
+  ASSIGN_OR_RETURN(const scenario::Scenario scenario, ReadScenario());
+  ASSIGN_OR_RETURN(scenario::SolverQuestion question,
+                   scenario::BuildSolverInput(scenario, InputOptions()));
+  const state::Snapshot& snapshot = scenario.snapshot;
+  const std::vector<std::unique_ptr<core::Pod>>& pending = question.pods;
+  ReportPods(question);
   ++pass_number_;
   if (pending.empty()) {
     event_decisions_.clear();
@@ -385,12 +346,12 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
   log::Info(kLogger, "found provisionable pod(s)",
             {{"count", std::to_string(pending.size())}, {"decisionId", decision}});
 
-  // 4-5. NodePools with their instance types and remaining limits, DaemonSets, namespaces.
-  ASSIGN_OR_RETURN(PassInput pass, BuildInput(snapshot, /*report=*/true));
-  for (const auto& pod : pending) pass.input.pods.push_back(pod.get());
+  // 4-5. The NodePools' events and errors, and their on-demand bases.
+  const absl::flat_hash_map<std::string, OnDemandBase> on_demand_bases =
+      ReportNodePools(scenario, question);
 
   // 6. Solve.
-  ASSIGN_OR_RETURN(solver::Plan plan, SolvePass(pass.input, pending, decision));
+  ASSIGN_OR_RETURN(solver::Plan plan, SolvePass(question.input, pending, decision));
   RecordDecisions(plan);
   result.pods = static_cast<int>(pending.size());
   if (!plan.node_claims.empty()) {
@@ -401,12 +362,12 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
                {"pods", std::to_string(pods)},
                {"decisionId", decision}});
   }
-  NarrowToOnDemandBase(pass.on_demand_bases, snapshot, plan);
+  NarrowToOnDemandBase(on_demand_bases, snapshot, plan);
 
   // 7. New NodeClaims, nominations and events.
   PassCounts counts;
   std::vector<ClaimToCreate> to_create =
-      AcceptWithinLimits(plan, pass.pools, decision, &counts.limit_rejections);
+      AcceptWithinLimits(plan, decision, &counts.limit_rejections);
   SendCreates(to_create);
   RecordCreates(to_create, decision, &counts, &result);
   NominateExisting(plan, snapshot, decision, &counts.nominated);
@@ -427,71 +388,24 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
   return result;
 }
 
-std::vector<std::unique_ptr<core::Pod>> Provisioner::CollectPending(
-    const state::Snapshot& snapshot) {
-  std::vector<std::unique_ptr<core::Pod>> pending;
-  int64_t ignored = 0;
-  for (const auto& info : deps_.informers.pods().store().List()) {
-    if (!IsProvisionable(*info)) continue;
-    absl::StatusOr<core::Pod> pod = state::ToPod(*info);
-    if (!pod.ok()) {
-      ++ignored;
-      continue;
-    }
-    if (info->has_dra_requirements) {
-      ++ignored;
-      RecordPodEvent(*pod, "Warning", kFailedScheduling, "Scheduling",
-                     absl::StrCat("Failed to schedule pod, ", std::string(kDraIgnoredMessage)));
-      continue;
-    }
-    if (std::optional<IgnoreReason> why = IgnoredReason(*pod)) {
-      ++ignored;
-      if (!why->silent) {
-        RecordPodEvent(*pod, "Warning", kFailedScheduling, "Scheduling",
-                       absl::StrCat("Failed to schedule pod, ", why->message));
-      }
-      continue;
-    }
-    pending.push_back(std::make_unique<core::Pod>(std::move(*pod)));
+void Provisioner::ReportPods(const scenario::SolverQuestion& question) {
+  for (const scenario::IgnoredPod& ignored : question.ignored) {
+    if (ignored.silent) continue;
+    RecordPodEvent(*ignored.pod, "Warning", kFailedScheduling, "Scheduling",
+                   absl::StrCat("Failed to schedule pod, ", ignored.message));
   }
-  // Pods of nodes that are going away (marked for deletion by disruption, or deleting): capacity
-  // for them is provisioned ahead of the drain. Their nodes are not in the solver's input.
-  int64_t reschedulable = 0;
-  const absl::Time now = deps_.clock.Now();
-  for (const state::StateNode& node : snapshot.nodes) {
-    if (node.Active()) continue;
-    auto pods = snapshot.pods_by_node.find(node.Name());
-    if (pods == snapshot.pods_by_node.end()) continue;
-    for (const state::PodPtr& info : pods->second) {
-      if (!IsReschedulable(*info, now)) continue;
-      absl::StatusOr<core::Pod> pod = state::ToPod(*info);
-      if (!pod.ok()) continue;
-      pod->spec.node_name.clear();  // to be placed again
-      ++reschedulable;
-      pending.push_back(std::make_unique<core::Pod>(std::move(*pod)));
-    }
-  }
-  // Deterministic order (the solver sorts too; this keeps event order stable).
-  std::sort(pending.begin(), pending.end(), [](const auto& a, const auto& b) {
-    return std::tie(a->metadata.namespace_, a->metadata.name) <
-           std::tie(b->metadata.namespace_, b->metadata.name);
-  });
+  const int64_t ignored = static_cast<int64_t>(question.ignored.size()) + question.undecodable;
   scheduler_metrics_.SetIgnoredPods(ignored);
-  {
-    std::vector<std::string> keys;
-    for (const auto& pod : pending) {
-      if (pod->status.phase != core::PodPhase::kPending) continue;  // of a node going away
-      keys.push_back(absl::StrCat(pod->metadata.namespace_, "/", pod->metadata.name));
-    }
-    deps_.cluster.pod_scheduling_times().Ack(keys, deps_.clock.Now());
+  std::vector<std::string> keys;
+  for (const auto& pod : question.pods) {
+    if (question.rescheduled.contains(pod.get())) continue;  // of a node going away
+    keys.push_back(absl::StrCat(pod->metadata.namespace_, "/", pod->metadata.name));
   }
-  {
-    absl::MutexLock l(&stats_mu_);
-    stats_.pods_ignored += ignored;
-    stats_.last_pass_pods = static_cast<int64_t>(pending.size());
-    stats_.pods_reschedulable += reschedulable;
-  }
-  return pending;
+  deps_.cluster.pod_scheduling_times().Ack(keys, deps_.clock.Now());
+  absl::MutexLock l(&stats_mu_);
+  stats_.pods_ignored += ignored;
+  stats_.last_pass_pods = static_cast<int64_t>(question.pods.size());
+  stats_.pods_reschedulable += static_cast<int64_t>(question.rescheduled.size());
 }
 
 absl::StatusOr<solver::Plan> Provisioner::SolvePass(
@@ -542,15 +456,16 @@ absl::Duration Provisioner::NominationDuration() const {
              : std::max(2 * options_.batch_max_duration, absl::Seconds(10));
 }
 
-std::vector<Provisioner::ClaimToCreate> Provisioner::AcceptWithinLimits(
-    const solver::Plan& plan,
-    const absl::flat_hash_map<std::string, std::shared_ptr<const v1::NodePool>>& pools,
-    const std::string& decision, int64_t* limit_rejections) {
+std::vector<Provisioner::ClaimToCreate> Provisioner::AcceptWithinLimits(const solver::Plan& plan,
+                                                                        const std::string& decision,
+                                                                        int64_t* limit_rejections) {
   std::vector<ClaimToCreate> to_create;
   absl::flat_hash_map<std::string, ResourceList> usage;
+  absl::flat_hash_map<std::string, std::shared_ptr<const v1::NodePool>> pools;
+  for (const auto& pool : node_pools_.store().List()) pools[pool->metadata.name] = pool;
   for (const solver::NewNodeClaim& planned : plan.node_claims) {
     auto pool_it = pools.find(planned.pool);
-    if (pool_it == pools.end()) continue;  // cannot happen: the plan only names input pools
+    if (pool_it == pools.end()) continue;  // deleted since the scenario was read
     const v1::NodePool& pool = *pool_it->second;
     auto [u, inserted] = usage.try_emplace(pool.metadata.name);
     if (inserted) u->second = deps_.cluster.NodePoolUsage(pool.metadata.name);
@@ -563,7 +478,7 @@ std::vector<Provisioner::ClaimToCreate> Provisioner::AcceptWithinLimits(
     claim.metadata.annotations[std::string(kDecisionIdAnnotationKey)] = decision;
     u->second = cloudprovider::AddResources(u->second, claim.spec.resources.requests);
     u->second["nodes"] += Quantity::FromUnits(1);
-    to_create.push_back({&planned, &pool, std::move(claim)});
+    to_create.push_back({&planned, pool_it->second, std::move(claim)});
   }
   return to_create;
 }

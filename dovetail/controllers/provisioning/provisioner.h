@@ -7,18 +7,19 @@
 // scanned again so pods that are still pending are retried. When a batch window closes (idle 1 s /
 // max 10 s), one pass runs (RunOnce), one pass at a time:
 //   1. wait for cluster state to be synced (informers listed, no NodeClaim without provider id);
-//   2. snapshot the state's nodes BEFORE listing pending pods;
-//   3. pending pods = provisionable pods from the pod store, minus ignored ones (FailedScheduling
-//      event with the reason, silent for `karpenter.sh/nodepool DoesNotExist`);
-//      plus the reschedulable pods of nodes marked for deletion or deleting (pod_filter.h);
-//   4. NodePools from the provisioner's own NodePool informer: not deleting, not static, not
-//      Ready=False (Ready=True required when Options::require_ready_node_pools), each with the
-//      instance types CloudProvider::GetInstanceTypes returns that intersect its requirements and
-//      have an available compatible offering (none: a Warning NoCompatibleInstanceTypes event on
-//      the NodePool, which is skipped), and its remaining limits (limits − state usage,
-//      which counts in-flight NodeClaims);
-//   5. DaemonSets from its own DaemonSet informer, as pods built from their templates, and
-//      namespace labels (for namespaceSelector terms) from its own Namespace informer;
+//   2. read the scenario (scenario/from_cluster.h): the state's nodes BEFORE the pending pods,
+//      the NodePools with their instance types, DaemonSets and namespace labels from the
+//      provisioner's own informers;
+//   3. build the solver input (scenario/solver_input.h, the one disruption and `explain` use):
+//      pending pods minus ignored ones (FailedScheduling event with the reason, silent for
+//      `karpenter.sh/nodepool DoesNotExist`), plus the reschedulable pods of nodes marked for
+//      deletion or deleting;
+//   4-5. NodePools: not deleting, not static, not Ready=False (Ready=True required when
+//      Options::require_ready_node_pools), each with the instance types that intersect its
+//      requirements and have an available compatible offering (none: a Warning
+//      NoCompatibleInstanceTypes event on the NodePool, which is skipped), and its remaining
+//      limits (limits − state usage, which counts in-flight NodeClaims); DaemonSets as the pods
+//      they run on a new node; namespace labels (for namespaceSelector terms);
 //   6. solve (solver::Solve, no LP bound);
 //   7. create the planned NodeClaims (node_claim_builder.h); each created claim goes into the
 //      cluster state at once (so the next pass sees it as capacity and waits for its launch) and
@@ -62,7 +63,8 @@
 #include "dovetail/controllers/provisioning/batcher.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/metrics/registry.h"
-#include "dovetail/scenario/solver_nodes.h"
+#include "dovetail/scenario/scenario.h"
+#include "dovetail/scenario/solver_input.h"
 #include "dovetail/solver/solver.h"
 #include "dovetail/state/snapshot.h"
 
@@ -107,23 +109,6 @@ struct PassResult {
   std::string decision_id;  // empty when the pass had no pending pod
 };
 
-// A NodePool the pass leaves out, and why (`dovetail explain pod` prints these).
-struct SkippedNodePool {
-  std::string name;
-  std::string reason;
-};
-
-// The solver's input of a pass, without the pods to place (BuildInput). `input` points into
-// `existing` and `daemon_pods` (heap objects: moving this struct keeps the pointers valid).
-struct PassInput {
-  scenario::SolverNodes existing;
-  std::vector<std::unique_ptr<apis::core::Pod>> daemon_pods;
-  solver::Input input;
-  absl::flat_hash_map<std::string, std::shared_ptr<const apis::v1::NodePool>> pools;  // usable
-  absl::flat_hash_map<std::string, launch::OnDemandBase> on_demand_bases;
-  std::vector<SkippedNodePool> skipped;
-};
-
 class Provisioner : public Controller {
  public:
   using NodePoolInformer = kube::Informer<kube::ApiObjectCodec<apis::v1::NodePool>>;
@@ -147,13 +132,11 @@ class Provisioner : public Controller {
   // provisioner's informers have not synced; errors of the solver's input.
   absl::StatusOr<PassResult> RunOnce();
 
-  // Steps 4-5 of a pass on `snapshot` (existing nodes, usable NodePools with their instance types
-  // and remaining limits, DaemonSets, namespace labels, solver options): the one place the
-  // provisioning solver input is built, shared by the pass and `dovetail explain pod`. With
-  // `report`, skipped pools get their events and errors (the pass); without, nothing is written.
-  // Errors: Unavailable while the provisioner's informers have not synced; InvalidArgument for
-  // existing pods the solver cannot take.
-  absl::StatusOr<PassInput> BuildInput(const state::Snapshot& snapshot, bool report);
+  // Step 2 of a pass, shared with `dovetail explain pod`: the scenario read from the cluster
+  // state and the provisioner's informers. Errors: Unavailable while they have not synced.
+  absl::StatusOr<scenario::Scenario> ReadScenario();
+  // Step 3's options: the provisioner's NodePool readiness rule and solver options (no LP bound).
+  scenario::InputOptions InputOptions() const;
 
   // Starts only the provisioner's own informers and waits for them (tests that drive RunOnce).
   bool StartInformers(absl::Time deadline);
@@ -167,10 +150,12 @@ class Provisioner : public Controller {
   void TriggerPending();
   absl::StatusOr<PassResult> RunOnceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
   // The pass's steps (the numbers of the list above).
-  // 3. The pending pods of `snapshot` (sorted by namespace/name), with their ignored-pod events,
-  //    metrics, scheduling-time acks and stats.
-  std::vector<std::unique_ptr<apis::core::Pod>> CollectPending(const state::Snapshot& snapshot)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  // 3. The question's pods: ignored-pod events, metrics, scheduling-time acks and stats.
+  void ReportPods(const scenario::SolverQuestion& question) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pass_mu_);
+  // 4-5. The question's NodePools: errors and events of the skipped ones, and the on-demand bases
+  //    of the used ones (an invalid base is reported and ignored; the pool is still used).
+  absl::flat_hash_map<std::string, launch::OnDemandBase> ReportNodePools(
+      const scenario::Scenario& scenario, const scenario::SolverQuestion& question);
   // 6. solver::Solve, with the scheduler's metrics around it.
   absl::StatusOr<solver::Plan> SolvePass(
       const solver::Input& input, const std::vector<std::unique_ptr<apis::core::Pod>>& pending,
@@ -185,7 +170,7 @@ class Provisioner : public Controller {
   // 7. A planned NodeClaim accepted for creation, and the API's reply once sent.
   struct ClaimToCreate {
     const solver::NewNodeClaim* planned;
-    const apis::v1::NodePool* pool;
+    std::shared_ptr<const apis::v1::NodePool> pool;
     apis::v1::NodeClaim claim;
     absl::StatusOr<std::string> response = absl::UnknownError("not sent");
   };
@@ -195,10 +180,11 @@ class Provisioner : public Controller {
   // Limits are checked in plan order against the pool's usage plus the claims accepted before (an
   // unlaunched claim counts its requests, as in the cluster state); each accepted claim is built
   // (node_claim_builder.h) with the pass's decision ID.
-  std::vector<ClaimToCreate> AcceptWithinLimits(
-      const solver::Plan& plan,
-      const absl::flat_hash_map<std::string, std::shared_ptr<const apis::v1::NodePool>>& pools,
-      const std::string& decision, int64_t* limit_rejections);
+  // The pools are read from the informer as they are (not defaulted: the NodeClaim's hash
+  // annotation is computed on the stored object).
+  std::vector<ClaimToCreate> AcceptWithinLimits(const solver::Plan& plan,
+                                                const std::string& decision,
+                                                int64_t* limit_rejections);
   // Creates the accepted claims concurrently (each create is an API round trip).
   void SendCreates(std::vector<ClaimToCreate>& to_create);
   // In plan order: each created claim into the cluster state at once and nominated, logged and
