@@ -8,6 +8,11 @@
 // leader Lease and Stop()s them when it loses the Lease or shuts down. Writes go through
 // `client`, whose WriteGate is closed whenever this process is not the leader.
 //
+// A controller keeps the registration of each handler it adds (kube/handler_registration.h) in a
+// member declared after everything its handlers touch, so that destroying the controller removes
+// them first: the shared informers outlive controllers (tests make and destroy controllers while
+// the informers run).
+//
 // Thread-safety: Start/Stop are called from one thread; a controller's own work runs on threads
 // it owns (usually a ReconcileQueue, reconcile_queue.h: a kube::WorkQueue and its workers).
 // OldestWorkStart is called from the health endpoint's threads at any time.
@@ -32,7 +37,7 @@ namespace dovetail::controllers {
 struct Dependencies {
   kube::Client& client;                 // reads that must be fresh, and every write
   state::Cluster& cluster;              // the cached cluster state (nodes, NodeClaims, pods)
-  state::ClusterInformers& informers;   // add handlers in the constructor, before Start()
+  state::ClusterInformers& informers;   // add handlers in the constructor; keep registrations
   cloudprovider::CloudProvider& cloud;  // the one cloud seam (kwok, aws, ...)
   const Clock& clock;                   // the only source of time
   kube::EventRecorder& events;          // events.k8s.io/v1, deduplicated and rate limited

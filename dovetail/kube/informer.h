@@ -32,9 +32,17 @@
 //   };
 // PodCodec and NodeCodec (compact structs of objects.h) and ApiObjectCodec<T> (full apis structs
 // for low-volume kinds) are provided.
-// Threading: Start() runs one watch thread (plus one resync thread when resync is on); handlers
-// are called one at a time, after the store has been updated, never concurrently. The store may
-// be read from any thread. Stop() is idempotent and joins the threads.
+// Handlers: AddHandler returns a HandlerRegistration (handler_registration.h); the handler is
+// called while the registration lives, and never again once it is reset or destroyed, which waits
+// for a call in progress. Handlers are called one at a time (from the watch or the resync
+// thread), after the store has been updated, never concurrently. AddHandler and Reset may be
+// called from any thread at any time, also from within a handler call: the handlers of an event
+// are those registered when its dispatch began. A handler added after Start() gets the events
+// from then on, not the objects already cached (list the store for those), and may be called
+// before AddHandler returns.
+// Threading: Start() runs one watch thread (plus one resync thread when resync is on). The store
+// may be read from any thread. Stop() is idempotent and joins the threads; no handler is called
+// after it returns.
 #pragma once
 
 #include <atomic>
@@ -59,6 +67,7 @@
 #include "dovetail/common/thread_entry.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/errors.h"
+#include "dovetail/kube/handler_registration.h"
 #include "dovetail/kube/objects.h"
 #include "dovetail/kube/rate_limiter.h"
 #include "dovetail/kube/store.h"
@@ -207,8 +216,19 @@ class Informer {
   Store<T>& store() { return store_; }
   const Store<T>& store() const { return store_; }
 
-  // Before Start().
-  void AddHandler(EventHandler<T> handler) { handlers_.push_back(std::move(handler)); }
+  // Registers `handler` until the registration is reset or destroyed (the contract in the header
+  // and in handler_registration.h).
+  [[nodiscard]] HandlerRegistration AddHandler(EventHandler<T> handler) {
+    auto slot = std::make_shared<Slot>(std::move(handler));
+    absl::MutexLock lock(&handlers_mu_);
+    auto next = std::make_shared<Handlers>();
+    for (const std::shared_ptr<Slot>& s : *handlers_) {
+      if (!s->removed()) next->push_back(s);
+    }
+    next->push_back(slot);
+    handlers_ = std::move(next);
+    return HandlerRegistration(std::move(slot));
+  }
 
   void Start() {
     absl::MutexLock lock(&mu_);
@@ -479,9 +499,23 @@ class Informer {
     return absl::OkStatus();
   }
 
+  // Calls the handlers registered now (a copy of the list, so that handlers may add and reset
+  // registrations), each unless removed, then drops the removed ones from the list.
   void Dispatch(const Ptr& old, const Ptr& now, bool deleted)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(dispatch_mu_) {
-    for (const EventHandler<T>& h : handlers_) {
+    std::shared_ptr<const Handlers> handlers;
+    {
+      absl::MutexLock lock(&handlers_mu_);
+      handlers = handlers_;
+    }
+    bool removed = false;
+    for (const std::shared_ptr<Slot>& slot : *handlers) {
+      internal::HandlerCall call(*slot);
+      if (!call) {
+        removed = true;
+        continue;
+      }
+      const EventHandler<T>& h = slot->handler;
       if (deleted) {
         if (h.on_delete) h.on_delete(now);
       } else if (old == nullptr) {
@@ -490,6 +524,13 @@ class Informer {
         h.on_update(old, now);
       }
     }
+    if (!removed) return;
+    absl::MutexLock lock(&handlers_mu_);
+    auto next = std::make_shared<Handlers>();
+    for (const std::shared_ptr<Slot>& s : *handlers_) {
+      if (!s->removed()) next->push_back(s);
+    }
+    handlers_ = std::move(next);
   }
 
   void ResyncLoop() {
@@ -501,13 +542,24 @@ class Informer {
     }
   }
 
+  // One registered handler: its gate and its function objects.
+  struct Slot final : internal::HandlerGate {
+    explicit Slot(EventHandler<T> h) : handler(std::move(h)) {}
+    void Release() override { handler = {}; }
+    EventHandler<T> handler;
+  };
+  using Handlers = std::vector<std::shared_ptr<Slot>>;
+
   Client& client_;
   const Resource resource_;
   const Codec codec_;
   const InformerOptions options_;
   metrics::Counter* const decode_errors_;  // null without options_.metrics
   Store<T> store_;
-  std::vector<EventHandler<T>> handlers_;
+  absl::Mutex handlers_mu_;  // never held while a handler runs
+  // Replaced, never changed in place, so that a dispatch iterates over the list it took.
+  std::shared_ptr<const Handlers> handlers_ ABSL_GUARDED_BY(handlers_mu_) =
+      std::make_shared<const Handlers>();
   simdjson::ondemand::parser parser_;  // watch thread only
   UndecodableReports own_reports_;     // without options_.undecodable
 

@@ -1,5 +1,5 @@
 // Informer<PodCodec> against a scripted API server in this process: undecodable objects in lists
-// and watch events, and re-lists after 410 Gone.
+// and watch events, re-lists after 410 Gone, and handler registrations (handler_registration.h).
 #include "dovetail/kube/informer.h"
 
 #include <atomic>
@@ -18,11 +18,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "dovetail/apis/v1/nodeclaim.h"
 #include "dovetail/common/log.h"
 #include "dovetail/common/test_temp_dir.h"
 #include "dovetail/kube/client.h"
+#include "dovetail/kube/handler_registration.h"
 #include "dovetail/kube/rest_client.h"
 #include "dovetail/kube/undecodable.h"
 #include "dovetail/kube/watch_event.h"
@@ -209,19 +211,28 @@ class InformerTest : public ::testing::Test {
  protected:
   using PodInformer = Informer<PodCodec>;
 
-  std::unique_ptr<PodInformer> Start(UndecodableReports* shared_reports = nullptr) {
+  // An informer of the fake server's pods, not started, without handlers; `resync_period` zero:
+  // no resync.
+  std::unique_ptr<PodInformer> NewInformer(UndecodableReports* shared_reports = nullptr,
+                                           absl::Duration resync_period = absl::ZeroDuration()) {
     if (client_ == nullptr) {
       auto rest = RestClient::Create(server_.Config(), {.max_retries = 0});
       EXPECT_TRUE(rest.ok()) << rest.status();
       rest_ = std::move(*rest);
       client_ = std::make_unique<Client>(*rest_);
     }
-    auto informer = std::make_unique<PodInformer>(
+    return std::make_unique<PodInformer>(
         *client_, resources::kPods, PodCodec{&ctx_},
-        InformerOptions{.backoff = {.initial = absl::Milliseconds(1), .max = absl::Milliseconds(5)},
+        InformerOptions{.resync_period = resync_period,
+                        .backoff = {.initial = absl::Milliseconds(1), .max = absl::Milliseconds(5)},
                         .metrics = &metrics_,
                         .undecodable = shared_reports});
-    informer->AddHandler(handlers_.Handler());
+  }
+
+  // A started informer whose events go to handlers_.
+  std::unique_ptr<PodInformer> Start(UndecodableReports* shared_reports = nullptr) {
+    auto informer = NewInformer(shared_reports);
+    registrations_.push_back(informer->AddHandler(handlers_.Handler()));
     informer->Start();
     return informer;
   }
@@ -243,6 +254,7 @@ class InformerTest : public ::testing::Test {
   std::unique_ptr<RestClient> rest_;
   std::unique_ptr<Client> client_;
   HandlerLog handlers_;
+  std::vector<HandlerRegistration> registrations_;  // of handlers_
 };
 
 using Cache = std::map<std::string, std::string>;
@@ -385,6 +397,167 @@ TEST_F(InformerTest, RelistAfterGoneSweepsObjectsDeletedWhileTheWatchWasDown) {
   EXPECT_EQ(handlers_.deletes, (std::vector<std::string>{"ns/b 2"}));
   EXPECT_EQ(handlers_.updates, (std::vector<std::string>{"ns/a 1->15"}));
   EXPECT_EQ(handlers_.adds, (std::vector<std::string>{"ns/a", "ns/b", "ns/c", "ns/d", "ns/f"}));
+}
+
+// Counts the calls of its handler.
+struct CallCounter {
+  std::atomic<int> calls{0};
+
+  EventHandler<PodInfo> Handler() {
+    return {
+        .on_add = [this](const auto&) { ++calls; },
+        .on_update = [this](const auto&, const auto&) { ++calls; },
+        .on_delete = [this](const auto&) { ++calls; },
+    };
+  }
+};
+
+TEST_F(InformerTest, AResetHandlerIsNeverCalledAgainWhileTheOthersAre) {
+  server_.AddList(PodList("10", {GoodPod("a", "1"), GoodPod("b", "2")}));
+  // The resync re-delivers both pods every millisecond: a steady stream of calls.
+  auto informer = NewInformer(nullptr, absl::Milliseconds(1));
+  CallCounter kept, reset, moved;
+  HandlerRegistration kept_registration = informer->AddHandler(kept.Handler());
+  HandlerRegistration reset_registration = informer->AddHandler(reset.Handler());
+  HandlerRegistration moved_registration;
+  {
+    HandlerRegistration first = informer->AddHandler(moved.Handler());
+    moved_registration = std::move(first);
+  }  // the moved-from registration removes nothing
+  informer->Start();
+  ASSERT_TRUE(WaitFor([&] { return reset.calls.load() >= 10 && moved.calls.load() >= 10; }));
+
+  reset_registration.Reset();
+  EXPECT_FALSE(reset_registration.registered());
+  const int reset_calls = reset.calls.load();
+  int kept_calls = kept.calls.load();
+  ASSERT_TRUE(WaitFor([&] { return kept.calls.load() >= kept_calls + 50; }));
+  EXPECT_EQ(reset.calls.load(), reset_calls);
+
+  // Assigning to a registration removes the handler it held.
+  EXPECT_TRUE(moved_registration.registered());
+  moved_registration = HandlerRegistration();
+  const int moved_calls = moved.calls.load();
+  kept_calls = kept.calls.load();
+  ASSERT_TRUE(WaitFor([&] { return kept.calls.load() >= kept_calls + 50; }));
+  EXPECT_EQ(moved.calls.load(), moved_calls);
+
+  // A registration may outlive its informer.
+  informer.reset();
+  kept_registration.Reset();
+}
+
+TEST_F(InformerTest, ResetWaitsForTheCallInProgressToReturn) {
+  server_.AddList(PodList("10", {GoodPod("a", "1"), GoodPod("b", "2")}));
+  auto informer = NewInformer();
+  absl::Notification entered, release;
+  std::atomic<bool> in_call{false};
+  std::atomic<int> calls{0};
+  HandlerRegistration registration = informer->AddHandler({
+      .on_add =
+          [&](const auto&) {
+            in_call = true;
+            ++calls;
+            entered.Notify();
+            release.WaitForNotification();
+            absl::SleepFor(absl::Milliseconds(50));  // still in the call once released
+            in_call = false;
+          },
+  });
+  informer->Start();
+  ASSERT_TRUE(entered.WaitForNotificationWithTimeout(absl::Seconds(30)));
+
+  std::atomic<bool> reset_returned{false};
+  bool in_call_when_reset_returned = true;
+  std::thread resetter([&] {
+    registration.Reset();
+    in_call_when_reset_returned = in_call.load();
+    reset_returned = true;
+  });
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_FALSE(reset_returned.load()) << "Reset returned while the handler was in its call";
+  release.Notify();
+  resetter.join();
+  EXPECT_FALSE(in_call_when_reset_returned);
+  // b's add came after the Reset: not delivered; the informer went on and synced.
+  ASSERT_TRUE(informer->WaitForSync(absl::Now() + absl::Seconds(30)));
+  informer->Stop();
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(Cached(*informer), (Cache{{"ns/a", "1"}, {"ns/b", "2"}}));
+}
+
+// Two threads add and reset registrations while the informer dispatches (the resync thread every
+// millisecond, 3 pods): no handler is called once its Reset returned. Each handler's state is
+// freed right after its Reset, so that AddressSanitizer reports any later call too.
+TEST_F(InformerTest, RegistrationsAddedAndResetFromOtherThreadsWhileItDispatches) {
+  server_.AddList(PodList("10", {GoodPod("a", "1"), GoodPod("b", "2"), GoodPod("c", "3")}));
+  auto informer = NewInformer(nullptr, absl::Milliseconds(1));
+  CallCounter steady;
+  HandlerRegistration steady_registration = informer->AddHandler(steady.Handler());
+  informer->Start();
+  ASSERT_TRUE(informer->WaitForSync(absl::Now() + absl::Seconds(30)));
+
+  std::atomic<int> late_calls{0};  // calls after their registration's Reset returned
+  std::atomic<int> called_handlers{0};
+  auto churn = [&] {
+    for (int i = 0; i < 200; ++i) {
+      auto counter = std::make_unique<CallCounter>();
+      auto reset_done = std::make_shared<std::atomic<bool>>(false);
+      CallCounter* c = counter.get();
+      auto count = [c, reset_done, &late_calls] {
+        if (reset_done->load()) ++late_calls;
+        ++c->calls;
+      };
+      HandlerRegistration registration = informer->AddHandler({
+          .on_add = [count](const auto&) { count(); },
+          .on_update = [count](const auto&, const auto&) { count(); },
+          .on_delete = [count](const auto&) { count(); },
+      });
+      if (i % 2 == 0) absl::SleepFor(absl::Microseconds(500));
+      registration.Reset();
+      reset_done->store(true);
+      if (counter->calls.load() > 0) ++called_handlers;
+      counter.reset();
+    }
+  };
+  std::thread first(churn);
+  std::thread second(churn);
+  first.join();
+  second.join();
+  const int steady_calls = steady.calls.load();
+  ASSERT_TRUE(WaitFor([&] { return steady.calls.load() >= steady_calls + 30; }));
+  informer->Stop();
+  EXPECT_EQ(late_calls.load(), 0);
+  // The churn overlapped the dispatch: some of its handlers were called while registered.
+  EXPECT_GT(called_handlers.load(), 0);
+}
+
+// From within a handler call: resetting its own registration returns at once (no further call),
+// resetting another handler of the informer removes it from that very event on, and a handler
+// added gets the next events.
+TEST_F(InformerTest, AHandlerMayResetRegistrationsAndAddHandlers) {
+  server_.AddList(PodList("10", {GoodPod("a", "1"), GoodPod("b", "2"), GoodPod("c", "3")}));
+  auto informer = NewInformer();
+  std::atomic<int> self_calls{0};
+  CallCounter other, added;
+  HandlerRegistration self, other_registration, added_registration;
+  self = informer->AddHandler({
+      .on_add =
+          [&](const auto&) {
+            ++self_calls;
+            self.Reset();
+            other_registration.Reset();
+            added_registration = informer->AddHandler(added.Handler());
+          },
+  });
+  other_registration = informer->AddHandler(other.Handler());
+  informer->Start();
+  ASSERT_TRUE(informer->WaitForSync(absl::Now() + absl::Seconds(30)));
+  informer->Stop();
+  EXPECT_EQ(self_calls.load(), 1);  // a
+  EXPECT_EQ(other.calls.load(), 0);
+  EXPECT_EQ(added.calls.load(), 2);  // b and c
+  EXPECT_TRUE(added_registration.registered());
 }
 
 // The other codecs: NodeCodec stops inside a condition (a time that does not parse, with a

@@ -19,19 +19,19 @@ ClusterInformers::ClusterInformers(kube::Client& client, Cluster& cluster,
                                 kube::NodeClaimsByNodePool<apis::v1::NodeClaim>);
 
   using kube::PodInfo, kube::NodeInfo, apis::v1::NodeClaim;
-  pods_.AddHandler({
+  registrations_.push_back(pods_.AddHandler({
       .on_add = [&cluster](const std::shared_ptr<const PodInfo>& p) { cluster.UpdatePod(p); },
       .on_update = [&cluster](const std::shared_ptr<const PodInfo>&,
                               const std::shared_ptr<const PodInfo>& p) { cluster.UpdatePod(p); },
       .on_delete = [&cluster](const std::shared_ptr<const PodInfo>& p) { cluster.DeletePod(*p); },
-  });
-  nodes_.AddHandler({
+  }));
+  registrations_.push_back(nodes_.AddHandler({
       .on_add = [&cluster](const std::shared_ptr<const NodeInfo>& n) { cluster.UpdateNode(n); },
       .on_update = [&cluster](const std::shared_ptr<const NodeInfo>&,
                               const std::shared_ptr<const NodeInfo>& n) { cluster.UpdateNode(n); },
       .on_delete = [&cluster](const std::shared_ptr<const NodeInfo>& n) { cluster.DeleteNode(*n); },
-  });
-  node_claims_.AddHandler({
+  }));
+  registrations_.push_back(node_claims_.AddHandler({
       .on_add =
           [&cluster](const std::shared_ptr<const NodeClaim>& c) { cluster.UpdateNodeClaim(c); },
       .on_update = [&cluster](
@@ -39,7 +39,7 @@ ClusterInformers::ClusterInformers(kube::Client& client, Cluster& cluster,
                        const std::shared_ptr<const NodeClaim>& c) { cluster.UpdateNodeClaim(c); },
       .on_delete =
           [&cluster](const std::shared_ptr<const NodeClaim>& c) { cluster.DeleteNodeClaim(*c); },
-  });
+  }));
   cluster.AddSyncCheck(
       [this] { return pods_.HasSynced() && nodes_.HasSynced() && node_claims_.HasSynced(); });
 }

@@ -4,13 +4,19 @@
 // so Cluster::Synced() is false until all three have listed.
 //
 // The informers' stores stay available to controllers (e.g. provisioning lists pending pods from
-// pods().store() after taking a snapshot). Construct, then Start(); Stop() (also on destruction)
-// joins the informer threads. Thread-safe after Start().
+// pods().store() after taking a snapshot), and so are the informers for handlers: a controller
+// keeps the HandlerRegistration of each handler it adds (kube/handler_registration.h) and is
+// called until it resets or destroys it, so a controller may come and go while the informers run.
+// Construct, then Start(); Stop() (also on destruction) joins the informer threads. Thread-safe
+// after Start().
 #pragma once
+
+#include <vector>
 
 #include "absl/time/time.h"
 #include "dovetail/apis/v1/nodeclaim.h"
 #include "dovetail/kube/client.h"
+#include "dovetail/kube/handler_registration.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/kube/objects.h"
 #include "dovetail/kube/string_pool.h"
@@ -47,6 +53,7 @@ class ClusterInformers {
   PodInformer pods_;
   NodeInformer nodes_;
   NodeClaimInformer node_claims_;
+  std::vector<kube::HandlerRegistration> registrations_;  // the handlers that feed the Cluster
 };
 
 }  // namespace dovetail::state

@@ -135,11 +135,11 @@ class TerminationE2eTest : public ::testing::Test {
     pod_watch_ = std::make_unique<kube::Informer<kube::ApiObjectCodec<core::Pod>>>(
         *client_, kube::resources::kPods, kube::ApiObjectCodec<core::Pod>{},
         kube::InformerOptions{.ns = ns_});
-    pod_watch_->AddHandler({
+    registrations_.push_back(pod_watch_->AddHandler({
         .on_add = [this](const auto& pod) { recorder_.PodDeleting(*pod); },
         .on_update = [this](const auto&, const auto& pod) { recorder_.PodDeleting(*pod); },
         .on_delete = [this](const auto& pod) { recorder_.PodDeleting(*pod); },
-    });
+    }));
     pod_watch_->Start();
     ASSERT_TRUE(pod_watch_->WaitForSync(absl::Now() + absl::Seconds(60)));
 
@@ -238,17 +238,17 @@ class TerminationE2eTest : public ::testing::Test {
     auto node = std::make_unique<kube::Informer<kube::ApiObjectCodec<core::Node>>>(
         *client_, kube::resources::kNodes, kube::ApiObjectCodec<core::Node>{},
         kube::InformerOptions{.field_selector = "metadata.name=" + name});
-    node->AddHandler(
+    registrations_.push_back(node->AddHandler(
         {.on_add = nullptr, .on_update = nullptr, .on_delete = [this, name](const auto& n) {
            recorder_.Deleted("node/" + name, n->metadata.resource_version);
-         }});
+         }}));
     auto claim = std::make_unique<kube::Informer<kube::ApiObjectCodec<v1::NodeClaim>>>(
         *client_, kube::resources::kNodeClaims, kube::ApiObjectCodec<v1::NodeClaim>{},
         kube::InformerOptions{.field_selector = "metadata.name=" + name});
-    claim->AddHandler(
+    registrations_.push_back(claim->AddHandler(
         {.on_add = nullptr, .on_update = nullptr, .on_delete = [this, name](const auto& c) {
            recorder_.Deleted("nodeclaim/" + name, c->metadata.resource_version);
-         }});
+         }}));
     node->Start();
     claim->Start();
     ASSERT_TRUE(node->WaitForSync(absl::Now() + absl::Seconds(60)));
@@ -416,6 +416,7 @@ class TerminationE2eTest : public ::testing::Test {
   std::vector<std::unique_ptr<kube::Informer<kube::ApiObjectCodec<core::Node>>>> object_watches_;
   std::vector<std::unique_ptr<kube::Informer<kube::ApiObjectCodec<v1::NodeClaim>>>> claim_watches_;
   Recorder recorder_;
+  std::vector<kube::HandlerRegistration> registrations_;  // of the watches above, to recorder_
   std::string ns_;
   std::vector<std::string> nodes_;
 };

@@ -95,7 +95,7 @@ DisruptionController::DisruptionController(const Dependencies& deps, ControllerO
       scheduler_metrics_(deps.metrics, "disruption", deps.clock) {
   // Wake the loop early when a NodeClaim may have become a candidate (or stopped being one).
   std::shared_ptr<std::atomic<bool>> poked = poked_;
-  deps_.informers.node_claims().AddHandler({
+  registrations_.push_back(deps_.informers.node_claims().AddHandler({
       .on_add = [poked](const auto&) { poked->store(true); },
       .on_update =
           [poked](const auto& old, const auto& now) {
@@ -105,7 +105,7 @@ DisruptionController::DisruptionController(const Dependencies& deps, ControllerO
             }
           },
       .on_delete = [poked](const auto&) { poked->store(true); },
-  });
+  }));
   if (deps_.metrics != nullptr) {
     decisions_metric_ = &deps_.metrics->NewCounter("karpenter_voluntary_disruption_decisions_total",
                                                    "Number of disruption decisions performed.",

@@ -92,6 +92,7 @@
 #include "dovetail/controllers/disruption/replacer.h"
 #include "dovetail/controllers/launch/decision_id.h"
 #include "dovetail/controllers/launch/scheduler_metrics.h"
+#include "dovetail/kube/handler_registration.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/metrics/registry.h"
 
@@ -265,6 +266,9 @@ class DisruptionController : public Controller, public Replacer {
   WorkInProgress loop_work_;  // the loop's recovery or pass in flight
   std::unique_ptr<absl::Notification> stop_;
   std::thread thread_;
+  // After everything its handlers touch, so removed (each waiting for its handler's call in
+  // progress) before any of it is destroyed.
+  std::vector<kube::HandlerRegistration> registrations_;
 };
 
 }  // namespace dovetail::controllers::disruption

@@ -59,7 +59,7 @@ DisruptionConditionsController::DisruptionConditionsController(const Dependencie
       queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
              [this](const std::string& key) { return Reconcile(key); }) {
   using ClaimPtr = std::shared_ptr<const v1::NodeClaim>;
-  deps_.informers.node_claims().AddHandler({
+  registrations_.push_back(deps_.informers.node_claims().AddHandler({
       .on_add =
           [this](const ClaimPtr& claim) {
             if (Watched(*claim)) Enqueue(claim->metadata.name);
@@ -73,16 +73,16 @@ DisruptionConditionsController::DisruptionConditionsController(const Dependencie
             absl::MutexLock lock(&cache_mu_);
             instance_type_found_.erase(claim->metadata.uid);
           },
-  });
+  }));
   using PoolPtr = std::shared_ptr<const v1::NodePool>;
-  node_pools_.AddHandler({
+  registrations_.push_back(node_pools_.AddHandler({
       .on_add = [this](const PoolPtr& pool) { EnqueuePool(pool->metadata.name); },
       .on_update =
           [this](const PoolPtr& before, const PoolPtr& after) {
             if (PoolChanged(*before, *after)) EnqueuePool(after->metadata.name);
           },
       .on_delete = nullptr,
-  });
+  }));
 }
 
 DisruptionConditionsController::~DisruptionConditionsController() {

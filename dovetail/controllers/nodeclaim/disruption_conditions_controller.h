@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -34,6 +35,7 @@
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/nodeclaim/disruption_conditions.h"
 #include "dovetail/controllers/reconcile_queue.h"
+#include "dovetail/kube/handler_registration.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/kube/workqueue.h"
 
@@ -85,8 +87,11 @@ class DisruptionConditionsController final : public Controller {
   // NodeClaim UID -> when the InstanceTypeNotFound check last found the claim's type.
   absl::flat_hash_map<std::string, absl::Time> instance_type_found_ ABSL_GUARDED_BY(cache_mu_);
 
-  // Last: destroyed (stopped) before the members its reconciles use.
+  // Destroyed (stopped) before the members its reconciles use.
   ReconcileQueue queue_;
+  // After everything its handlers touch, so removed (each waiting for its handler's call in
+  // progress) before any of it is destroyed.
+  std::vector<kube::HandlerRegistration> registrations_;
 };
 
 }  // namespace dovetail::controllers::nodeclaim

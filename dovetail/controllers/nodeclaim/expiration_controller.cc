@@ -36,7 +36,7 @@ ExpirationController::ExpirationController(const Dependencies& deps, ExpirationO
       queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
              [this](const std::string& key) { return Reconcile(key); }) {
   using ClaimPtr = std::shared_ptr<const v1::NodeClaim>;
-  deps_.informers.node_claims().AddHandler({
+  registrations_.push_back(deps_.informers.node_claims().AddHandler({
       .on_add =
           [this](const ClaimPtr& claim) {
             if (MayExpire(*claim)) Enqueue(claim->metadata.name);
@@ -46,7 +46,7 @@ ExpirationController::ExpirationController(const Dependencies& deps, ExpirationO
             if (MayExpire(*claim)) Enqueue(claim->metadata.name);
           },
       .on_delete = nullptr,
-  });
+  }));
   if (deps_.metrics != nullptr) {
     // Shared by name with every other controller that disrupts NodeClaims (the registry hands
     // out the same counter for the same name).

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -23,6 +24,7 @@
 #include "absl/time/time.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/reconcile_queue.h"
+#include "dovetail/kube/handler_registration.h"
 #include "dovetail/kube/workqueue.h"
 #include "dovetail/metrics/registry.h"
 
@@ -58,8 +60,11 @@ class ExpirationController final : public Controller {
   const ExpirationOptions options_;
   metrics::Counter* disrupted_ = nullptr;  // karpenter_nodeclaims_disrupted_total, or null
 
-  // Last: destroyed (stopped) before the members its reconciles use.
+  // Destroyed (stopped) before the members its reconciles use.
   ReconcileQueue queue_;
+  // After everything its handlers touch, so removed (each waiting for its handler's call in
+  // progress) before any of it is destroyed.
+  std::vector<kube::HandlerRegistration> registrations_;
 };
 
 }  // namespace dovetail::controllers::nodeclaim

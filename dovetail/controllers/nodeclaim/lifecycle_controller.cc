@@ -79,7 +79,7 @@ LifecycleController::LifecycleController(const Dependencies& deps, LifecycleOpti
         "Number of nodes created in total by Karpenter. Labeled by owning nodepool and zone.",
         {"nodepool", "zone"});
   }
-  deps_.informers.node_claims().AddHandler({
+  registrations_.push_back(deps_.informers.node_claims().AddHandler({
       .on_add =
           [this](const auto& claim) {
             if (NeedsLifecycle(*claim)) Enqueue(claim->metadata.name);
@@ -89,7 +89,7 @@ LifecycleController::LifecycleController(const Dependencies& deps, LifecycleOpti
             if (NeedsLifecycle(*claim)) Enqueue(claim->metadata.name);
           },
       .on_delete = nullptr,
-  });
+  }));
   auto on_node = [this](const std::shared_ptr<const kube::NodeInfo>& node) {
     if (node->provider_id.empty()) return;
     std::optional<state::StateNode> state = deps_.cluster.Get(node->provider_id);
@@ -97,11 +97,11 @@ LifecycleController::LifecycleController(const Dependencies& deps, LifecycleOpti
       Enqueue(state->node_claim->metadata.name);
     }
   };
-  deps_.informers.nodes().AddHandler({
+  registrations_.push_back(deps_.informers.nodes().AddHandler({
       .on_add = on_node,
       .on_update = [on_node](const auto&, const auto& node) { on_node(node); },
       .on_delete = nullptr,
-  });
+  }));
 }
 
 LifecycleController::~LifecycleController() { Stop(); }

@@ -33,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -43,6 +44,7 @@
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/nodeclaim/lifecycle.h"
 #include "dovetail/controllers/reconcile_queue.h"
+#include "dovetail/kube/handler_registration.h"
 #include "dovetail/kube/workqueue.h"
 
 namespace dovetail::controllers::nodeclaim {
@@ -103,8 +105,11 @@ class LifecycleController final : public Controller {
   absl::Mutex cache_mu_;
   absl::flat_hash_map<std::string, Launched> launch_cache_ ABSL_GUARDED_BY(cache_mu_);
 
-  // Last: destroyed (stopped) before the members its reconciles use.
+  // Destroyed (stopped) before the members its reconciles use.
   ReconcileQueue queue_;
+  // After everything its handlers touch, so removed (each waiting for its handler's call in
+  // progress) before any of it is destroyed.
+  std::vector<kube::HandlerRegistration> registrations_;
 };
 
 }  // namespace dovetail::controllers::nodeclaim

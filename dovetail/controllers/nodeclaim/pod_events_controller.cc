@@ -22,7 +22,7 @@ PodEventsController::PodEventsController(const Dependencies& deps, PodEventsOpti
       queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
              [this](const std::string& key) { return Reconcile(key); }) {
   using PodPtr = std::shared_ptr<const kube::PodInfo>;
-  deps_.informers.pods().AddHandler({
+  registrations_.push_back(deps_.informers.pods().AddHandler({
       .on_add =
           [this](const PodPtr& pod) {
             if (IsPodEvent(nullptr, *pod)) EnqueueForNode(pod->node_name);
@@ -35,7 +35,7 @@ PodEventsController::PodEventsController(const Dependencies& deps, PodEventsOpti
           [this](const PodPtr& pod) {
             if (!pod->node_name.empty()) EnqueueForNode(pod->node_name);
           },
-  });
+  }));
 }
 
 PodEventsController::~PodEventsController() { Stop(); }

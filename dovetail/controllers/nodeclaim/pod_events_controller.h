@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -21,6 +22,7 @@
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/nodeclaim/disruption_conditions.h"
 #include "dovetail/controllers/reconcile_queue.h"
+#include "dovetail/kube/handler_registration.h"
 #include "dovetail/kube/workqueue.h"
 
 namespace dovetail::controllers::nodeclaim {
@@ -54,8 +56,11 @@ class PodEventsController final : public Controller {
   const Dependencies deps_;
   const PodEventsOptions options_;
 
-  // Last: destroyed (stopped) before the members its reconciles use.
+  // Destroyed (stopped) before the members its reconciles use.
   ReconcileQueue queue_;
+  // After everything its handlers touch, so removed (each waiting for its handler's call in
+  // progress) before any of it is destroyed.
+  std::vector<kube::HandlerRegistration> registrations_;
 };
 
 }  // namespace dovetail::controllers::nodeclaim

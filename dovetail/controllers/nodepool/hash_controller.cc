@@ -35,7 +35,7 @@ HashController::HashController(const Dependencies& deps, HashOptions options)
       queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
              [this](const std::string& key) { return Reconcile(key); }) {
   using PoolPtr = std::shared_ptr<const v1::NodePool>;
-  node_pools_.AddHandler({
+  registrations_.push_back(node_pools_.AddHandler({
       .on_add = [this](const PoolPtr& pool) { Enqueue(pool->metadata.name); },
       .on_update =
           [this](const PoolPtr& before, const PoolPtr& after) {
@@ -45,7 +45,7 @@ HashController::HashController(const Dependencies& deps, HashOptions options)
             }
           },
       .on_delete = nullptr,
-  });
+  }));
 }
 
 HashController::~HashController() {

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -28,6 +29,7 @@
 #include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/reconcile_queue.h"
+#include "dovetail/kube/handler_registration.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/kube/workqueue.h"
 
@@ -67,8 +69,11 @@ class HashController final : public Controller {
   const HashOptions options_;
   NodePoolInformer node_pools_;
 
-  // Last: destroyed (stopped) before the members its reconciles use.
+  // Destroyed (stopped) before the members its reconciles use.
   ReconcileQueue queue_;
+  // After everything its handlers touch, so removed (each waiting for its handler's call in
+  // progress) before any of it is destroyed.
+  std::vector<kube::HandlerRegistration> registrations_;
 };
 
 }  // namespace dovetail::controllers::nodepool

@@ -33,14 +33,14 @@ StatusController::StatusController(const Dependencies& deps, StatusOptions optio
       queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
              [this](const std::string& key) { return Reconcile(key); }) {
   using PoolPtr = std::shared_ptr<const v1::NodePool>;
-  node_pools_.AddHandler({
+  registrations_.push_back(node_pools_.AddHandler({
       .on_add = [this](const PoolPtr& pool) { Enqueue(pool->metadata.name); },
       .on_update =
           [this](const PoolPtr& before, const PoolPtr& after) {
             if (PoolChanged(*before, *after)) Enqueue(after->metadata.name);
           },
       .on_delete = [this](const PoolPtr& pool) { ExportMetrics(pool->metadata.name, nullptr, {}); },
-  });
+  }));
   if (deps_.metrics != nullptr && options_.export_metrics) {
     usage_metric_ = &deps_.metrics->NewGauge(
         "karpenter_nodepools_usage",

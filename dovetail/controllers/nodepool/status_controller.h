@@ -37,6 +37,7 @@
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/nodepool/status.h"
 #include "dovetail/controllers/reconcile_queue.h"
+#include "dovetail/kube/handler_registration.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/kube/resource.h"
 #include "dovetail/kube/workqueue.h"
@@ -103,8 +104,11 @@ class StatusController final : public Controller {
   // The label sets exported per pool, to drop them.
   std::map<std::string, std::vector<metrics::LabelValues>> exported_ ABSL_GUARDED_BY(metrics_mu_);
 
-  // Last: destroyed (stopped) before the members its reconciles use.
+  // Destroyed (stopped) before the members its reconciles use.
   ReconcileQueue queue_;
+  // After everything its handlers touch, so removed (each waiting for its handler's call in
+  // progress) before any of it is destroyed.
+  std::vector<kube::HandlerRegistration> registrations_;
 };
 
 }  // namespace dovetail::controllers::nodepool

@@ -377,32 +377,32 @@ StatusConditionMetricsController::StatusConditionMetricsController(
       }) {
   if (deps_.metrics == nullptr) return;
   metrics_ = std::make_unique<StatusConditionMetrics>(*deps_.metrics);
-  deps_.informers.node_claims().AddHandler({
+  registrations_.push_back(deps_.informers.node_claims().AddHandler({
       .on_add = [this](const auto& o) { OnChange(ConditionKind::kNodeClaim, *o); },
       .on_update = [this](const auto&, const auto& o) { OnChange(ConditionKind::kNodeClaim, *o); },
       .on_delete = [this](const auto& o) { OnGone(ConditionKind::kNodeClaim, *o); },
-  });
-  deps_.informers.nodes().AddHandler({
+  }));
+  registrations_.push_back(deps_.informers.nodes().AddHandler({
       .on_add = [this](const auto& o) { OnChange(ConditionKind::kNode, *o); },
       .on_update = [this](const auto&, const auto& o) { OnChange(ConditionKind::kNode, *o); },
       .on_delete = [this](const auto& o) { OnGone(ConditionKind::kNode, *o); },
-  });
-  node_pools_.AddHandler({
+  }));
+  registrations_.push_back(node_pools_.AddHandler({
       .on_add = [this](const auto& o) { OnChange(ConditionKind::kNodePool, *o); },
       .on_update = [this](const auto&, const auto& o) { OnChange(ConditionKind::kNodePool, *o); },
       .on_delete = [this](const auto& o) { OnGone(ConditionKind::kNodePool, *o); },
-  });
+  }));
   if (options_.ec2_node_classes) {
     node_classes_ = std::make_unique<EC2NodeClassInformer>(
         deps_.client, kube::resources::kEC2NodeClasses,
         kube::ApiObjectCodec<apis::aws::v1::EC2NodeClass>{},
         options_.informer_options.WithReporting(deps_.metrics, deps_.undecodable));
-    node_classes_->AddHandler({
+    registrations_.push_back(node_classes_->AddHandler({
         .on_add = [this](const auto& o) { OnChange(ConditionKind::kEC2NodeClass, *o); },
         .on_update = [this](const auto&,
                             const auto& o) { OnChange(ConditionKind::kEC2NodeClass, *o); },
         .on_delete = [this](const auto& o) { OnGone(ConditionKind::kEC2NodeClass, *o); },
-    });
+    }));
   }
 }
 

@@ -59,6 +59,7 @@
 #include "dovetail/apis/v1/nodeclaim.h"
 #include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/controllers/controller.h"
+#include "dovetail/kube/handler_registration.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/kube/objects.h"
 #include "dovetail/kube/singleton.h"
@@ -177,6 +178,9 @@ class StatusConditionMetricsController final : public Controller {
   bool started_ ABSL_GUARDED_BY(observe_mu_) = false;
 
   kube::Singleton loop_;  // Collect() every period
+  // After everything its handlers touch, so removed (each waiting for its handler's call in
+  // progress) before any of it is destroyed.
+  std::vector<kube::HandlerRegistration> registrations_;
 };
 
 }  // namespace dovetail::controllers::observability

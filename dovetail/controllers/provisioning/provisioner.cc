@@ -98,7 +98,7 @@ Provisioner::Provisioner(const Dependencies& deps, Options options)
       scheduler_metrics_(deps.metrics, "provisioner", deps.clock) {
   using PodPtr = std::shared_ptr<const kube::PodInfo>;
   std::shared_ptr<Batcher> batcher = batcher_;
-  deps_.informers.pods().AddHandler({
+  registrations_.push_back(deps_.informers.pods().AddHandler({
       .on_add =
           [batcher](const PodPtr& pod) {
             if (IsProvisionable(*pod)) batcher->Trigger(pod->meta.uid);
@@ -108,9 +108,9 @@ Provisioner::Provisioner(const Dependencies& deps, Options options)
             if (IsProvisionable(*pod)) batcher->Trigger(pod->meta.uid);
           },
       .on_delete = nullptr,
-  });
+  }));
   using NodePtr = std::shared_ptr<const kube::NodeInfo>;
-  deps_.informers.nodes().AddHandler({
+  registrations_.push_back(deps_.informers.nodes().AddHandler({
       .on_add =
           [batcher](const NodePtr& node) {
             if (IsDisrupted(*node)) batcher->Trigger(node->meta.uid);
@@ -120,7 +120,7 @@ Provisioner::Provisioner(const Dependencies& deps, Options options)
             if (IsDisrupted(*node)) batcher->Trigger(node->meta.uid);
           },
       .on_delete = nullptr,
-  });
+  }));
   if (deps_.metrics != nullptr) {
     node_claims_created_metric_ = &deps_.metrics->NewCounter(
         "karpenter_nodeclaims_created_total", "Number of nodeclaims created in total.",

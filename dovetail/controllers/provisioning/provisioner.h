@@ -61,6 +61,7 @@
 #include "dovetail/controllers/launch/on_demand_base.h"
 #include "dovetail/controllers/launch/scheduler_metrics.h"
 #include "dovetail/controllers/provisioning/batcher.h"
+#include "dovetail/kube/handler_registration.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/metrics/registry.h"
 #include "dovetail/scenario/scenario.h"
@@ -212,7 +213,7 @@ class Provisioner : public Controller {
 
   Dependencies deps_;
   const Options options_;
-  // Shared with the pod handler, which the shared informer keeps after this object is gone.
+  // Shared with the pod and node handlers.
   std::shared_ptr<Batcher> batcher_;
   NodePoolInformer node_pools_;
   DaemonSetInformer daemon_sets_;
@@ -237,6 +238,9 @@ class Provisioner : public Controller {
   std::atomic<bool> running_{false};
   WorkInProgress pass_work_;  // the loop's pass in flight
   std::thread thread_;
+  // After everything its handlers touch, so removed (each waiting for its handler's call in
+  // progress) before any of it is destroyed.
+  std::vector<kube::HandlerRegistration> registrations_;
 };
 
 }  // namespace dovetail::controllers::provisioning

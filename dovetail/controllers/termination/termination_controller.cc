@@ -108,7 +108,7 @@ TerminationController::TerminationController(const Dependencies& deps, Terminati
                          "Duration of CloudProvider Instance termination in seconds.", {"nodepool"},
                          {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024});
   }
-  deps_.informers.nodes().AddHandler({
+  registrations_.push_back(deps_.informers.nodes().AddHandler({
       .on_add =
           [this](const auto& node) {
             if (node->meta.deletion.has_value()) Enqueue(NodeKey(node->meta.name));
@@ -127,8 +127,8 @@ TerminationController::TerminationController(const Dependencies& deps, Terminati
               Enqueue(NodeClaimKey(state->node_claim->metadata.name));
             }
           },
-  });
-  deps_.informers.node_claims().AddHandler({
+  }));
+  registrations_.push_back(deps_.informers.node_claims().AddHandler({
       .on_add =
           [this](const auto& claim) {
             if (claim->metadata.deletion_timestamp.has_value()) {
@@ -142,7 +142,7 @@ TerminationController::TerminationController(const Dependencies& deps, Terminati
             }
           },
       .on_delete = nullptr,
-  });
+  }));
   auto on_pod = [this](const std::shared_ptr<const kube::PodInfo>& pod) {
     if (pod->node_name.empty()) return;
     bool draining = false;
@@ -152,11 +152,11 @@ TerminationController::TerminationController(const Dependencies& deps, Terminati
     }
     if (draining) Enqueue(NodeKey(pod->node_name));
   };
-  deps_.informers.pods().AddHandler({
+  registrations_.push_back(deps_.informers.pods().AddHandler({
       .on_add = nullptr,
       .on_update = [on_pod](const auto&, const auto& pod) { on_pod(pod); },
       .on_delete = on_pod,
-  });
+  }));
 }
 
 TerminationController::~TerminationController() { Stop(); }

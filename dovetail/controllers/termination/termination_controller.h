@@ -64,6 +64,7 @@
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/reconcile_queue.h"
 #include "dovetail/controllers/termination/drain.h"
+#include "dovetail/kube/handler_registration.h"
 #include "dovetail/kube/workqueue.h"
 
 namespace dovetail::controllers::termination {
@@ -174,8 +175,11 @@ class TerminationController final : public Controller {
   absl::flat_hash_set<std::string> draining_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, DrainState> drain_ ABSL_GUARDED_BY(mu_);  // by node name
 
-  // Last: destroyed (stopped) before the members its reconciles use.
+  // Destroyed (stopped) before the members its reconciles use.
   ReconcileQueue queue_;
+  // After everything its handlers touch, so removed (each waiting for its handler's call in
+  // progress) before any of it is destroyed.
+  std::vector<kube::HandlerRegistration> registrations_;
 };
 
 }  // namespace dovetail::controllers::termination

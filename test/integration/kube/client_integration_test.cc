@@ -348,7 +348,7 @@ TEST_F(ClientIntegrationTest, InformerSeesEveryChangeOnceAndIndexesFollow) {
   absl::Mutex mu;
   absl::flat_hash_map<std::string, int> adds, deletes;
   absl::flat_hash_map<std::string, std::string> mirror;  // key -> rv, from the handlers alone
-  informer.AddHandler({
+  const HandlerRegistration registration = informer.AddHandler({
       .on_add =
           [&](const auto& p) {
             absl::MutexLock l(&mu);

@@ -67,7 +67,7 @@ TEST(FaultIntegrationTest, InformerCacheSurvivesErrorsCutWatchesAndSlowResponses
   absl::Mutex mu;
   absl::flat_hash_map<std::string, int> adds;
   std::map<std::string, std::string> mirror;
-  informer.AddHandler({
+  const HandlerRegistration registration = informer.AddHandler({
       .on_add =
           [&](const auto& p) {
             absl::MutexLock l(&mu);

@@ -175,7 +175,7 @@ TEST(RestartIntegrationTest, InformerWatchSurvivesApiServerRestart) {
        .page_size = 25,
        .backoff = {.initial = absl::Milliseconds(20), .max = absl::Milliseconds(500)}});
   HandlerLog<PodInfo> log;
-  informer.AddHandler(log.Handler());
+  const HandlerRegistration registration = informer.AddHandler(log.Handler());
   informer.Start();
   ASSERT_TRUE(informer.WaitForSync(absl::Now() + absl::Seconds(60)));
   for (int i = 0; i < 40; i += 3) {
@@ -252,7 +252,7 @@ TEST(RestartIntegrationTest, InformerRelistsAfterEtcdCompactionForcesGone) {
        .page_size = 10,
        .backoff = {.initial = absl::Milliseconds(20), .max = absl::Milliseconds(300)}});
   HandlerLog<CompactMeta> log;
-  informer.AddHandler(log.Handler());
+  const HandlerRegistration registration = informer.AddHandler(log.Handler());
   informer.Start();
   ASSERT_TRUE(informer.WaitForSync(absl::Now() + absl::Seconds(60)));
   // A watch event first, so the informer's version is a watched one, not only the list's.

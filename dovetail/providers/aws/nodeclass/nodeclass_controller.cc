@@ -96,16 +96,16 @@ NodeClassController::NodeClassController(const controllers::Dependencies& deps, 
       queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
              [this](const std::string& key) { return Reconcile(key); }) {
   using ClassPtr = std::shared_ptr<const awsv1::EC2NodeClass>;
-  node_classes_.AddHandler({
+  registrations_.push_back(node_classes_.AddHandler({
       .on_add = [this](const ClassPtr& c) { Enqueue(c->metadata.name); },
       .on_update =
           [this](const ClassPtr& before, const ClassPtr& after) {
             if (Changed(*before, *after)) Enqueue(after->metadata.name);
           },
       .on_delete = nullptr,
-  });
+  }));
   using ClaimPtr = std::shared_ptr<const v1::NodeClaim>;
-  deps_.informers.node_claims().AddHandler({
+  registrations_.push_back(deps_.informers.node_claims().AddHandler({
       .on_add = nullptr,
       .on_update = nullptr,
       .on_delete =
@@ -117,7 +117,7 @@ NodeClassController::NodeClassController(const controllers::Dependencies& deps, 
               Enqueue(*name);
             }
           },
-  });
+  }));
 }
 
 NodeClassController::~NodeClassController() {

@@ -46,6 +46,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -54,6 +55,7 @@
 #include "dovetail/apis/aws/v1/ec2nodeclass.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/reconcile_queue.h"
+#include "dovetail/kube/handler_registration.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/kube/workqueue.h"
 #include "dovetail/providers/aws/ec2_client.h"
@@ -141,6 +143,9 @@ class NodeClassController final : public controllers::Controller {
 
   // Last: destroyed (stopped) before the members its reconciles use.
   controllers::ReconcileQueue queue_;
+  // After everything its handlers touch, so removed (each waiting for its handler's call in
+  // progress) before any of it is destroyed.
+  std::vector<kube::HandlerRegistration> registrations_;
 };
 
 }  // namespace dovetail::providers::aws::nodeclass
