@@ -175,8 +175,7 @@ class Live {
     live->disruption_ = std::make_unique<disruption::DisruptionController>(*live->deps_);
     const absl::Time deadline = absl::Now() + absl::Seconds(flags.timeout_seconds);
     live->informers_->Start();
-    if (!live->informers_->WaitForSync(deadline) || !live->provisioner_->StartInformers(deadline) ||
-        !live->disruption_->StartInformers(deadline)) {
+    if (!live->informers_->WaitForSync(deadline)) {
       return absl::DeadlineExceededError(
           "the informers did not sync: is the API server reachable and are the karpenter.sh CRDs "
           "installed?");

@@ -10,7 +10,11 @@ ClusterInformers::ClusterInformers(kube::Client& client, Cluster& cluster,
       pods_(client, kube::resources::kPods, kube::PodCodec{&context_}, options),
       nodes_(client, kube::resources::kNodes, kube::NodeCodec{&context_}, options),
       node_claims_(client, kube::resources::kNodeClaims,
-                   kube::ApiObjectCodec<apis::v1::NodeClaim>{}, options) {
+                   kube::ApiObjectCodec<apis::v1::NodeClaim>{}, options),
+      node_pools_(client, kube::resources::kNodePools, {}, options),
+      daemon_sets_(client, kube::resources::kDaemonSets, {}, options),
+      namespaces_(client, kube::resources::kNamespaces, {}, options),
+      pdbs_(client, kube::resources::kPodDisruptionBudgets, {}, options) {
   pods_.store().AddIndex(kube::kIndexNodeName, kube::PodsByNodeName);
   pods_.store().AddIndex(kube::kIndexNamespace, kube::PodsByNamespace);
   pods_.store().AddIndex(kube::kIndexOwnerUid, kube::PodsByOwnerUid);
@@ -48,9 +52,17 @@ void ClusterInformers::Start() {
   nodes_.Start();
   node_claims_.Start();
   pods_.Start();
+  node_pools_.Start();
+  daemon_sets_.Start();
+  namespaces_.Start();
+  pdbs_.Start();
 }
 
 void ClusterInformers::Stop() {
+  pdbs_.Stop();
+  namespaces_.Stop();
+  daemon_sets_.Stop();
+  node_pools_.Stop();
   pods_.Stop();
   node_claims_.Stop();
   nodes_.Stop();
@@ -58,7 +70,9 @@ void ClusterInformers::Stop() {
 
 bool ClusterInformers::WaitForSync(absl::Time deadline) const {
   return nodes_.WaitForSync(deadline) && node_claims_.WaitForSync(deadline) &&
-         pods_.WaitForSync(deadline);
+         pods_.WaitForSync(deadline) && node_pools_.WaitForSync(deadline) &&
+         daemon_sets_.WaitForSync(deadline) && namespaces_.WaitForSync(deadline) &&
+         pdbs_.WaitForSync(deadline);
 }
 
 }  // namespace dovetail::state

@@ -1,7 +1,12 @@
-// ClusterInformers: the Node, Pod and NodeClaim informers that keep a state::Cluster up to date,
-// with the indexes controllers query (pods by node name, namespace and owner; nodes by provider
-// id; NodeClaims by NodePool). It registers the informers' HasSynced with Cluster::AddSyncCheck,
-// so Cluster::Synced() is false until all three have listed.
+// ClusterInformers: the process's one informer per Kubernetes and karpenter.sh kind the
+// controllers read (EC2NodeClasses, whose CRD exists only with the AWS provider, are watched by
+// the controllers that need them: an informer here would never sync on a kwok cluster). The Node,
+// Pod and NodeClaim informers keep a state::Cluster up to date, with the indexes controllers query
+// (pods by node name, namespace and owner; nodes by provider id; NodeClaims by NodePool); their
+// HasSynced is registered with Cluster::AddSyncCheck, so Cluster::Synced() is false until those
+// three have listed. The NodePool, DaemonSet, Namespace and PodDisruptionBudget informers feed no
+// state: the controllers that read them (provisioning, disruption, the nodepool and nodeclaim
+// controllers, the metrics controllers) share them and check their HasSynced themselves.
 //
 // The informers' stores stay available to controllers (e.g. provisioning lists pending pods from
 // pods().store() after taking a snapshot), and so are the informers for handlers: a controller
@@ -14,7 +19,11 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "dovetail/apis/core/namespace.h"
+#include "dovetail/apis/core/pod_disruption_budget.h"
+#include "dovetail/apis/core/workloads.h"
 #include "dovetail/apis/v1/nodeclaim.h"
+#include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/handler_registration.h"
 #include "dovetail/kube/informer.h"
@@ -29,6 +38,10 @@ class ClusterInformers {
   using PodInformer = kube::Informer<kube::PodCodec>;
   using NodeInformer = kube::Informer<kube::NodeCodec>;
   using NodeClaimInformer = kube::Informer<kube::ApiObjectCodec<apis::v1::NodeClaim>>;
+  using NodePoolInformer = kube::Informer<kube::ApiObjectCodec<apis::v1::NodePool>>;
+  using DaemonSetInformer = kube::Informer<kube::ApiObjectCodec<apis::core::DaemonSet>>;
+  using NamespaceInformer = kube::Informer<kube::ApiObjectCodec<apis::core::Namespace>>;
+  using PdbInformer = kube::Informer<kube::ApiObjectCodec<apis::core::PodDisruptionBudget>>;
 
   // `client` and `cluster` must outlive this object, and this object every call to
   // cluster.Synced() (it registers a sync check). Call before `cluster` is shared.
@@ -40,12 +53,16 @@ class ClusterInformers {
 
   void Start();
   void Stop();
-  // True once all three informers listed; false at the deadline or after Stop().
+  // True once every informer listed; false at the deadline or after Stop().
   bool WaitForSync(absl::Time deadline) const;
 
   PodInformer& pods() { return pods_; }
   NodeInformer& nodes() { return nodes_; }
   NodeClaimInformer& node_claims() { return node_claims_; }
+  NodePoolInformer& node_pools() { return node_pools_; }
+  DaemonSetInformer& daemon_sets() { return daemon_sets_; }
+  NamespaceInformer& namespaces() { return namespaces_; }  // labels for namespaceSelector terms
+  PdbInformer& pdbs() { return pdbs_; }
 
  private:
   kube::StringPool pool_;
@@ -53,6 +70,10 @@ class ClusterInformers {
   PodInformer pods_;
   NodeInformer nodes_;
   NodeClaimInformer node_claims_;
+  NodePoolInformer node_pools_;
+  DaemonSetInformer daemon_sets_;
+  NamespaceInformer namespaces_;
+  PdbInformer pdbs_;
   std::vector<kube::HandlerRegistration> registrations_;  // the handlers that feed the Cluster
 };
 

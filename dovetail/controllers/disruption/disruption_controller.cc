@@ -84,14 +84,10 @@ DisruptionController::DisruptionController(const Dependencies& deps, ControllerO
       options_(std::move(options)),
       writer_(deps.client, deps.events, deps.clock),
       queue_(deps.cluster, deps.clock, deps.metrics, writer_, options_.queue),
-      node_pools_(deps.client, kube::resources::kNodePools, {},
-                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
-      pdbs_(deps.client, kube::resources::kPodDisruptionBudgets, {},
-            options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
-      daemon_sets_(deps.client, kube::resources::kDaemonSets, {},
-                   options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
-      namespaces_(deps.client, kube::resources::kNamespaces, {},
-                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
+      node_pools_(deps.informers.node_pools()),
+      pdbs_(deps.informers.pdbs()),
+      daemon_sets_(deps.informers.daemon_sets()),
+      namespaces_(deps.informers.namespaces()),
       scheduler_metrics_(deps.metrics, "disruption", deps.clock) {
   // Wake the loop early when a NodeClaim may have become a candidate (or stopped being one).
   std::shared_ptr<std::atomic<bool>> poked = poked_;
@@ -156,17 +152,9 @@ DisruptionController::DisruptionController(const Dependencies& deps, ControllerO
 DisruptionController::~DisruptionController() {
   Stop();
   queue_.Stop();
-  node_pools_.Stop();
-  pdbs_.Stop();
-  daemon_sets_.Stop();
-  namespaces_.Stop();
 }
 
-bool DisruptionController::StartInformers(absl::Time deadline) {
-  node_pools_.Start();
-  pdbs_.Start();
-  daemon_sets_.Start();
-  namespaces_.Start();
+bool DisruptionController::WaitForInformers(absl::Time deadline) {
   return node_pools_.WaitForSync(deadline) && pdbs_.WaitForSync(deadline) &&
          daemon_sets_.WaitForSync(deadline) && namespaces_.WaitForSync(deadline);
 }
@@ -179,10 +167,6 @@ bool DisruptionController::InformersSynced() const {
 void DisruptionController::Start() {
   if (running_.exchange(true)) return;
   stop_ = std::make_unique<absl::Notification>();
-  node_pools_.Start();
-  pdbs_.Start();
-  daemon_sets_.Start();
-  namespaces_.Start();
   queue_.Start();
   thread_ = StartThread("disruption", [this] { Loop(); });
 }

@@ -3,8 +3,8 @@
 // through the orchestration queue (queue.h).
 //
 // Start():
-//   - waits for the cluster state (deps.cluster.Synced()) and its own informers (NodePools,
-//     policy/v1 PodDisruptionBudgets, DaemonSets, Namespaces);
+//   - waits for the cluster state (deps.cluster.Synced()) and the shared informers it reads
+//     (NodePools, policy/v1 PodDisruptionBudgets, DaemonSets, Namespaces);
 //   - crash recovery (RemoveStaleMarks): every karpenter.sh/disrupted taint and DisruptionReason
 //     condition on nodes and NodeClaims that the queue does not hold, that are neither being
 //     deleted nor marked for deletion and that record no involuntary command
@@ -113,8 +113,6 @@ struct ControllerOptions {
   QueueOptions queue;
   // How long Replace waits for the cluster state's sync gate before building its view anyway.
   absl::Duration replace_sync_timeout = absl::Seconds(10);
-  // Informer options of the controller's own NodePool, PDB, DaemonSet and Namespace informers.
-  kube::InformerOptions informer_options;
 };
 
 struct PassResult {
@@ -135,10 +133,10 @@ struct ControllerStats {
 
 class DisruptionController : public Controller, public Replacer {
  public:
-  using NodePoolInformer = kube::Informer<kube::ApiObjectCodec<apis::v1::NodePool>>;
-  using PdbInformer = kube::Informer<kube::ApiObjectCodec<apis::core::PodDisruptionBudget>>;
-  using DaemonSetInformer = kube::Informer<kube::ApiObjectCodec<apis::core::DaemonSet>>;
-  using NamespaceInformer = kube::Informer<kube::ApiObjectCodec<apis::core::Namespace>>;
+  using NodePoolInformer = state::ClusterInformers::NodePoolInformer;
+  using PdbInformer = state::ClusterInformers::PdbInformer;
+  using DaemonSetInformer = state::ClusterInformers::DaemonSetInformer;
+  using NamespaceInformer = state::ClusterInformers::NamespaceInformer;
 
   // `deps` must outlive this object.
   explicit DisruptionController(const Dependencies& deps, ControllerOptions options = {});
@@ -153,8 +151,9 @@ class DisruptionController : public Controller, public Replacer {
   // the orchestration queue's reconcile in flight; nullopt when neither runs.
   std::optional<absl::Time> OldestWorkStart() const override;
 
-  // Starts only the controller's informers and waits for them (tests that drive RunOnce).
-  bool StartInformers(absl::Time deadline);
+  // Waits for the shared NodePool, PDB, DaemonSet and Namespace informers it reads to list (tests
+  // that drive RunOnce; deps.informers must have been started).
+  bool WaitForInformers(absl::Time deadline);
   // Crash recovery (see above). Returns how many taints and conditions were removed; errors: the
   // first write that failed (the others are still tried).
   absl::StatusOr<int> RemoveStaleMarks();
@@ -229,10 +228,11 @@ class DisruptionController : public Controller, public Replacer {
   const ControllerOptions options_;
   KubeQueueWriter writer_;
   Queue queue_;
-  NodePoolInformer node_pools_;
-  PdbInformer pdbs_;
-  DaemonSetInformer daemon_sets_;
-  NamespaceInformer namespaces_;
+  // The shared informers (deps.informers).
+  NodePoolInformer& node_pools_;
+  PdbInformer& pdbs_;
+  DaemonSetInformer& daemon_sets_;
+  NamespaceInformer& namespaces_;
 
   metrics::Counter* decisions_metric_ = nullptr;
   metrics::Counter* failed_validations_metric_ = nullptr;

@@ -54,8 +54,7 @@ DisruptionConditionsController::DisruptionConditionsController(const Dependencie
                                                                DisruptionConditionsOptions options)
     : deps_(deps),
       options_(std::move(options)),
-      node_pools_(deps.client, kube::resources::kNodePools, {},
-                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
+      node_pools_(deps.informers.node_pools()),
       queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
              [this](const std::string& key) { return Reconcile(key); }) {
   using ClaimPtr = std::shared_ptr<const v1::NodeClaim>;
@@ -85,13 +84,9 @@ DisruptionConditionsController::DisruptionConditionsController(const Dependencie
   }));
 }
 
-DisruptionConditionsController::~DisruptionConditionsController() {
-  Stop();
-  node_pools_.Stop();
-}
+DisruptionConditionsController::~DisruptionConditionsController() { Stop(); }
 
 void DisruptionConditionsController::Start() {
-  node_pools_.Start();
   queue_.Start([this](kube::WorkQueue& queue) {
     for (const auto& claim : deps_.informers.node_claims().store().List()) {
       if (Watched(*claim)) queue.Add(claim->metadata.name);

@@ -4,8 +4,8 @@
 // being deleted and NodeClaims whose NodePool does not exist are left alone.
 //
 // Keyed by NodeClaim name; triggered by the NodeClaim informer and by changes of a NodePool's
-// spec, labels or annotations (every NodeClaim of the pool). The NodePools come from this
-// controller's own NodePool informer, with the CRD defaults applied. Each reconcile reads the
+// spec, labels or annotations (every NodeClaim of the pool). The NodePools come from the shared
+// NodePool informer (deps.informers), with the CRD defaults applied. Each reconcile reads the
 // NodeClaim from the API server and:
 //   1. Consolidatable: True once consolidateAfter has passed since the last pod event (or since
 //      Initialized), removed before that, when consolidateAfter is Never or the claim is not
@@ -44,14 +44,12 @@ namespace dovetail::controllers::nodeclaim {
 struct DisruptionConditionsOptions {
   int workers = 4;
   absl::Duration drift_recheck = kDriftRecheck;
-  // Options of the controller's own NodePool informer.
-  kube::InformerOptions informer_options;
   kube::WorkQueueOptions queue = {.base_delay = absl::Seconds(1), .max_delay = absl::Minutes(1)};
 };
 
 class DisruptionConditionsController final : public Controller {
  public:
-  using NodePoolInformer = kube::Informer<kube::ApiObjectCodec<apis::v1::NodePool>>;
+  using NodePoolInformer = state::ClusterInformers::NodePoolInformer;
 
   // Registers the NodeClaim and NodePool informer handlers; `deps` must outlive this object.
   explicit DisruptionConditionsController(const Dependencies& deps,
@@ -59,7 +57,7 @@ class DisruptionConditionsController final : public Controller {
   ~DisruptionConditionsController() override;
 
   std::string_view Name() const override { return "nodeclaim.disruption"; }
-  // Starts the NodePool informer, enqueues every cached NodeClaim of a pool, starts the workers.
+  // Enqueues every cached NodeClaim of a pool and starts the workers.
   void Start() override;
   void Stop() override;
   // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
@@ -81,7 +79,7 @@ class DisruptionConditionsController final : public Controller {
 
   const Dependencies deps_;
   const DisruptionConditionsOptions options_;
-  NodePoolInformer node_pools_;
+  NodePoolInformer& node_pools_;  // the shared one (deps.informers)
 
   absl::Mutex cache_mu_;
   // NodeClaim UID -> when the InstanceTypeNotFound check last found the claim's type.

@@ -30,8 +30,7 @@ nlohmann::json AnnotationsPatch(const core::StringMap& annotations,
 HashController::HashController(const Dependencies& deps, HashOptions options)
     : deps_(deps),
       options_(std::move(options)),
-      node_pools_(deps.client, kube::resources::kNodePools, {},
-                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
+      node_pools_(deps.informers.node_pools()),
       queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
              [this](const std::string& key) { return Reconcile(key); }) {
   using PoolPtr = std::shared_ptr<const v1::NodePool>;
@@ -48,13 +47,9 @@ HashController::HashController(const Dependencies& deps, HashOptions options)
   }));
 }
 
-HashController::~HashController() {
-  Stop();
-  node_pools_.Stop();
-}
+HashController::~HashController() { Stop(); }
 
 void HashController::Start() {
-  node_pools_.Start();
   queue_.Start([this](kube::WorkQueue& queue) {
     for (const auto& pool : node_pools_.store().List()) queue.Add(pool->metadata.name);
   });

@@ -3,7 +3,7 @@
 // same name, so that a cluster switches between upstream Karpenter and Dovetail without drift
 // (docs/migration.md). The stamps and the re-stamping of NodeClaims are hash.h.
 //
-// Keyed by NodePool name; triggered by the controller's own NodePool informer (a change of
+// Keyed by NodePool name; triggered by the shared NodePool informer (a change of
 // generation or annotations). A reconcile takes the cached NodePool, hashes its template
 // (apis::v1::TemplateHash), then:
 //   1. when NodeClaimsNeedRestamp, merge-patches the annotations of each of the pool's NodeClaims
@@ -37,20 +37,19 @@ namespace dovetail::controllers::nodepool {
 
 struct HashOptions {
   int workers = 2;
-  kube::InformerOptions informer_options;  // of the controller's own NodePool informer
   kube::WorkQueueOptions queue = {.base_delay = absl::Seconds(1), .max_delay = absl::Minutes(1)};
 };
 
 class HashController final : public Controller {
  public:
-  using NodePoolInformer = kube::Informer<kube::ApiObjectCodec<apis::v1::NodePool>>;
+  using NodePoolInformer = state::ClusterInformers::NodePoolInformer;
 
   // Registers the NodePool informer handlers; `deps` must outlive this object.
   explicit HashController(const Dependencies& deps, HashOptions options = {});
   ~HashController() override;
 
   std::string_view Name() const override { return "nodepool.hash"; }
-  // Starts the NodePool informer and the workers; every NodePool is reconciled once.
+  // Starts the workers; every cached NodePool is reconciled once.
   void Start() override;
   void Stop() override;
   // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
@@ -67,7 +66,7 @@ class HashController final : public Controller {
 
   const Dependencies deps_;
   const HashOptions options_;
-  NodePoolInformer node_pools_;
+  NodePoolInformer& node_pools_;  // the shared one (deps.informers)
 
   // Destroyed (stopped) before the members its reconciles use.
   ReconcileQueue queue_;

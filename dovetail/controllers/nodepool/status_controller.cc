@@ -28,8 +28,7 @@ bool PoolChanged(const v1::NodePool& before, const v1::NodePool& after) {
 StatusController::StatusController(const Dependencies& deps, StatusOptions options)
     : deps_(deps),
       options_(std::move(options)),
-      node_pools_(deps.client, kube::resources::kNodePools, {},
-                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
+      node_pools_(deps.informers.node_pools()),
       queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
              [this](const std::string& key) { return Reconcile(key); }) {
   using PoolPtr = std::shared_ptr<const v1::NodePool>;
@@ -81,13 +80,9 @@ void StatusController::ExportMetrics(const std::string& name, const v1::NodePool
   }
 }
 
-StatusController::~StatusController() {
-  Stop();
-  node_pools_.Stop();
-}
+StatusController::~StatusController() { Stop(); }
 
 void StatusController::Start() {
-  node_pools_.Start();
   queue_.Start([this](kube::WorkQueue& queue) {
     for (const auto& pool : node_pools_.store().List()) queue.Add(pool->metadata.name);
   });

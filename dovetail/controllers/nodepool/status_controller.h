@@ -3,7 +3,7 @@
 // controllers do (the decisions are status.h), so `kubectl get nodepools` shows NODES and READY,
 // GitOps health checks see Ready, and dashboards read status.resources.
 //
-// Keyed by NodePool name; triggered by the controller's own NodePool informer (creation, a change
+// Keyed by NodePool name; triggered by the shared NodePool informer (creation, a change
 // of generation, annotations or deletion; its own status writes do not trigger it) and again
 // every `period` (usage, the node class and NodeClaim registrations change without a NodePool
 // event). A reconcile takes the cached NodePool, the pool's usage from the cluster state (only
@@ -60,20 +60,19 @@ struct StatusOptions {
   // NodePool metrics controller).
   bool export_metrics = true;
   int workers = 2;
-  kube::InformerOptions informer_options;  // of the controller's own NodePool informer
   kube::WorkQueueOptions queue = {.base_delay = absl::Seconds(1), .max_delay = absl::Minutes(1)};
 };
 
 class StatusController final : public Controller {
  public:
-  using NodePoolInformer = kube::Informer<kube::ApiObjectCodec<apis::v1::NodePool>>;
+  using NodePoolInformer = state::ClusterInformers::NodePoolInformer;
 
   // Registers the NodePool informer handlers; `deps` must outlive this object.
   explicit StatusController(const Dependencies& deps, StatusOptions options = {});
   ~StatusController() override;
 
   std::string_view Name() const override { return "nodepool.status"; }
-  // Starts the NodePool informer and the workers; every NodePool is reconciled at once.
+  // Starts the workers; every cached NodePool is reconciled at once.
   void Start() override;
   void Stop() override;
   // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
@@ -92,7 +91,7 @@ class StatusController final : public Controller {
 
   const Dependencies deps_;
   const StatusOptions options_;
-  NodePoolInformer node_pools_;
+  NodePoolInformer& node_pools_;  // the shared one (deps.informers)
 
   // Sets the pool's usage and limit gauges (null: the pool is gone, its series are dropped).
   void ExportMetrics(const std::string& name, const apis::v1::NodePool* pool,

@@ -369,8 +369,7 @@ StatusConditionMetricsController::StatusConditionMetricsController(
     const Dependencies& deps, StatusConditionMetricsOptions options)
     : deps_(deps),
       options_(std::move(options)),
-      node_pools_(deps.client, kube::resources::kNodePools, {},
-                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
+      node_pools_(deps.informers.node_pools()),
       loop_(kube::WorkQueueOptions{}.WithMetrics(Name(), deps_.metrics), options_.period, [this] {
         Collect();
         return absl::OkStatus();
@@ -408,7 +407,6 @@ StatusConditionMetricsController::StatusConditionMetricsController(
 
 StatusConditionMetricsController::~StatusConditionMetricsController() {
   Stop();
-  node_pools_.Stop();
   if (node_classes_ != nullptr) node_classes_->Stop();
 }
 
@@ -437,7 +435,6 @@ void StatusConditionMetricsController::OnGone(ConditionKind kind, const T& objec
 
 void StatusConditionMetricsController::Start() {
   if (metrics_ == nullptr) return;
-  node_pools_.Start();
   if (node_classes_ != nullptr) node_classes_->Start();
   {
     absl::MutexLock lock(&observe_mu_);

@@ -33,8 +33,8 @@
 // current_status_seconds and transition_seconds (objects.h).
 // All four kinds are cluster-scoped: namespace is "".
 //
-// Transitions and terminations are detected from informer events (NodeClaims and Nodes from the
-// shared informers, NodePools and EC2NodeClasses from this controller's own), against the last
+// Transitions and terminations are detected from informer events (NodeClaims, Nodes and NodePools
+// from the shared informers, EC2NodeClasses from this controller's own), against the last
 // state seen of each object; the gauges are recomputed from those states every `period` (as
 // upstream's reconcile requeues every 10 s). Leader only, like upstream's controllers: events
 // are ignored until Start(); Stop() forgets every object and clears the gauges (counters and
@@ -130,12 +130,12 @@ struct StatusConditionMetricsOptions {
   absl::Duration period = absl::Seconds(10);
   // The AWS provider: EC2NodeClasses too (kwok has none).
   bool ec2_node_classes = false;
-  kube::InformerOptions informer_options;  // of the controller's own informers
+  kube::InformerOptions informer_options;  // of the controller's own EC2NodeClass informer
 };
 
 class StatusConditionMetricsController final : public Controller {
  public:
-  using NodePoolInformer = kube::Informer<kube::ApiObjectCodec<apis::v1::NodePool>>;
+  using NodePoolInformer = state::ClusterInformers::NodePoolInformer;
   using EC2NodeClassInformer = kube::Informer<kube::ApiObjectCodec<apis::aws::v1::EC2NodeClass>>;
 
   // Registers the families and the informer handlers; `deps` (with a non-null `metrics`) must
@@ -145,8 +145,8 @@ class StatusConditionMetricsController final : public Controller {
   ~StatusConditionMetricsController() override;
 
   std::string_view Name() const override { return "metrics.status_condition"; }
-  // Starts the controller's informers, then observes every cached object and recomputes the
-  // gauges at once and every period.
+  // Starts the controller's EC2NodeClass informer, then observes every cached object and recomputes
+  // the gauges at once and every period.
   void Start() override;
   // Stops recomputing, ignores events until the next Start, forgets every object and clears the
   // gauges.
@@ -167,8 +167,8 @@ class StatusConditionMetricsController final : public Controller {
 
   const Dependencies deps_;
   const StatusConditionMetricsOptions options_;
-  std::unique_ptr<StatusConditionMetrics> metrics_;  // null without a registry
-  NodePoolInformer node_pools_;
+  std::unique_ptr<StatusConditionMetrics> metrics_;     // null without a registry
+  NodePoolInformer& node_pools_;                        // the shared one (deps.informers)
   std::unique_ptr<EC2NodeClassInformer> node_classes_;  // null unless options.ec2_node_classes
 
   // Serialises observations: the informer handlers and Collect's pass over the stores (held

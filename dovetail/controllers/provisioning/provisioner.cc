@@ -89,12 +89,9 @@ Provisioner::Provisioner(const Dependencies& deps, Options options)
       batcher_(std::make_shared<Batcher>(deps.clock,
                                          BatcherOptions{.idle = options_.batch_idle_duration,
                                                         .max = options_.batch_max_duration})),
-      node_pools_(deps.client, kube::resources::kNodePools, {},
-                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
-      daemon_sets_(deps.client, kube::resources::kDaemonSets, {},
-                   options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
-      namespaces_(deps.client, kube::resources::kNamespaces, {},
-                  options_.informer_options.WithReporting(deps.metrics, deps.undecodable)),
+      node_pools_(deps.informers.node_pools()),
+      daemon_sets_(deps.informers.daemon_sets()),
+      namespaces_(deps.informers.namespaces()),
       scheduler_metrics_(deps.metrics, "provisioner", deps.clock) {
   using PodPtr = std::shared_ptr<const kube::PodInfo>;
   std::shared_ptr<Batcher> batcher = batcher_;
@@ -152,26 +149,15 @@ void Provisioner::RecordDecisions(const solver::Plan& plan) {
       deps_.cluster.pod_scheduling_times().Decide(placed, unplaceable, deps_.clock.Now()));
 }
 
-Provisioner::~Provisioner() {
-  Stop();
-  node_pools_.Stop();
-  daemon_sets_.Stop();
-  namespaces_.Stop();
-}
+Provisioner::~Provisioner() { Stop(); }
 
-bool Provisioner::StartInformers(absl::Time deadline) {
-  node_pools_.Start();
-  daemon_sets_.Start();
-  namespaces_.Start();
+bool Provisioner::WaitForInformers(absl::Time deadline) {
   return node_pools_.WaitForSync(deadline) && daemon_sets_.WaitForSync(deadline) &&
          namespaces_.WaitForSync(deadline);
 }
 
 void Provisioner::Start() {
   if (running_.exchange(true)) return;
-  node_pools_.Start();
-  daemon_sets_.Start();
-  namespaces_.Start();
   batcher_->Reset();
   thread_ = StartThread("provisioner", [this] { Loop(); });
 }
@@ -214,7 +200,7 @@ void Provisioner::Loop() {
     }
     if (!batch.has_value()) continue;
     // Upstream's pass waits for the cluster state to sync (informers listed, every NodeClaim
-    // launched) and for the provisioner's own informers.
+    // launched) and for the shared informers it reads.
     while (running_.load() &&
            !(deps_.cluster.Synced() && node_pools_.HasSynced() && daemon_sets_.HasSynced())) {
       absl::SleepFor(absl::Milliseconds(20));

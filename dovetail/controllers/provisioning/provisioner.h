@@ -8,8 +8,8 @@
 // max 10 s), one pass runs (RunOnce), one pass at a time:
 //   1. wait for cluster state to be synced (informers listed, no NodeClaim without provider id);
 //   2. read the scenario (scenario/from_cluster.h): the state's nodes BEFORE the pending pods,
-//      the NodePools with their instance types, DaemonSets and namespace labels from the
-//      provisioner's own informers;
+//      the NodePools with their instance types, DaemonSets and namespace labels from the shared
+//      informers (deps.informers);
 //   3. build the solver input (scenario/solver_input.h, the one disruption and `explain` use):
 //      pending pods minus ignored ones (FailedScheduling event with the reason, silent for
 //      `karpenter.sh/nodepool DoesNotExist`), plus the reschedulable pods of nodes marked for
@@ -84,8 +84,6 @@ struct Options {
   // Only NodePools with Ready=True (needs the nodepool readiness controller); when false, pools
   // without a Ready condition are used and only Ready=False/Unknown pools are skipped.
   bool require_ready_node_pools = false;
-  // Informer options of the provisioner's own NodePool, DaemonSet and Namespace informers.
-  kube::InformerOptions informer_options;
 };
 
 // Counters for tests and, later, metrics. Monotonic except `last_*`.
@@ -112,9 +110,9 @@ struct PassResult {
 
 class Provisioner : public Controller {
  public:
-  using NodePoolInformer = kube::Informer<kube::ApiObjectCodec<apis::v1::NodePool>>;
-  using DaemonSetInformer = kube::Informer<kube::ApiObjectCodec<apis::core::DaemonSet>>;
-  using NamespaceInformer = kube::Informer<kube::ApiObjectCodec<apis::core::Namespace>>;
+  using NodePoolInformer = state::ClusterInformers::NodePoolInformer;
+  using DaemonSetInformer = state::ClusterInformers::DaemonSetInformer;
+  using NamespaceInformer = state::ClusterInformers::NamespaceInformer;
 
   // Registers the pod handler on deps.informers; `deps` must outlive this object.
   explicit Provisioner(const Dependencies& deps, Options options = {});
@@ -123,7 +121,7 @@ class Provisioner : public Controller {
   Provisioner& operator=(const Provisioner&) = delete;
 
   std::string_view Name() const override { return "provisioner"; }
-  // Starts the NodePool, DaemonSet and Namespace informers and the batching loop.
+  // Starts the batching loop.
   void Start() override;
   void Stop() override;
   // When the loop's pass in flight began; nullopt between passes.
@@ -139,8 +137,9 @@ class Provisioner : public Controller {
   // Step 3's options: the provisioner's NodePool readiness rule and solver options (no LP bound).
   scenario::InputOptions InputOptions() const;
 
-  // Starts only the provisioner's own informers and waits for them (tests that drive RunOnce).
-  bool StartInformers(absl::Time deadline);
+  // Waits for the shared NodePool, DaemonSet and Namespace informers it reads to list (tests that
+  // drive RunOnce; deps.informers must have been started).
+  bool WaitForInformers(absl::Time deadline);
 
   Batcher& batcher() { return *batcher_; }
   NodePoolInformer& node_pools() { return node_pools_; }
@@ -215,9 +214,10 @@ class Provisioner : public Controller {
   const Options options_;
   // Shared with the pod and node handlers.
   std::shared_ptr<Batcher> batcher_;
-  NodePoolInformer node_pools_;
-  DaemonSetInformer daemon_sets_;
-  NamespaceInformer namespaces_;  // labels for pod (anti-)affinity namespaceSelector terms
+  // The shared informers (deps.informers).
+  NodePoolInformer& node_pools_;
+  DaemonSetInformer& daemon_sets_;
+  NamespaceInformer& namespaces_;  // labels for pod (anti-)affinity namespaceSelector terms
 
   // Upstream's metrics, when deps.metrics is set.
   metrics::Counter* node_claims_created_metric_ = nullptr;

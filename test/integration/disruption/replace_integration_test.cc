@@ -93,7 +93,7 @@ class ReplaceIntegrationTest : public ::testing::Test {
     options.queue.poll = absl::Milliseconds(100);
     options.replace_sync_timeout = absl::Milliseconds(300);
     controller_ = std::make_unique<DisruptionController>(*deps_, options);
-    ASSERT_TRUE(controller_->StartInformers(absl::Now() + absl::Seconds(60)));
+    ASSERT_TRUE(controller_->WaitForInformers(absl::Now() + absl::Seconds(60)));
     // The pool must be in the controller's informer before a simulation can launch in it.
     ASSERT_TRUE(WaitFor([&] {
       absl::StatusOr<ClusterView> view = controller_->BuildView();

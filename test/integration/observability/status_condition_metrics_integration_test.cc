@@ -1,6 +1,6 @@
 // metrics.status_condition against a real kube-apiserver: a NodePool and a NodeClaim (CRDs from
-// charts/) whose status the test writes, the shared informers and the controller's own NodePool
-// informer. Checks that the leader's gauges show their conditions, that a status change seen by
+// charts/) whose status the test writes, and the shared informers (the NodePool one among them).
+// Checks that the leader's gauges show their conditions, that a status change seen by
 // the informer counts as a transition, that a NodeClaim held by a finalizer is exported as
 // terminating and timed once it is gone, and that Stop() clears the gauges. Other integration
 // tests share the API server, so every assertion is about this test's objects (its NodePool name

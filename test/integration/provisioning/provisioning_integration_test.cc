@@ -440,7 +440,7 @@ TEST_F(ProvisioningIntegrationTest, IgnoresPodsOutsideItsRulesAndExplainsUnplace
   ASSERT_TRUE(client_->Create(kube::resources::kNodePools, "", empty.dump()).ok());
   extra_pools_.push_back(empty_pool);
   MarkReady(empty_pool);
-  ASSERT_TRUE(provisioner_->StartInformers(absl::Now() + absl::Seconds(30)));
+  ASSERT_TRUE(provisioner_->WaitForInformers(absl::Now() + absl::Seconds(30)));
   ASSERT_TRUE(WaitFor([&] {
     return provisioner_->node_pools().store().Get(pool_) != nullptr &&
            provisioner_->node_pools().store().Get(empty_pool) != nullptr &&
@@ -511,7 +511,7 @@ TEST_F(ProvisioningIntegrationTest, QuantitiesOfAnySizeNeitherStallTheCacheNorFa
     return informers_->nodes().store().Get(absurd) != nullptr && Unschedulable("huge-memory") &&
            Unschedulable("p1") && Unschedulable("p2");
   }));
-  ASSERT_TRUE(provisioner_->StartInformers(absl::Now() + absl::Seconds(30)));
+  ASSERT_TRUE(provisioner_->WaitForInformers(absl::Now() + absl::Seconds(30)));
   ASSERT_TRUE(WaitFor([&] { return provisioner_->node_pools().store().Get(pool_) != nullptr; }));
   absl::StatusOr<PassResult> pass = provisioner_->RunOnce();
   ASSERT_TRUE(pass.ok()) << pass.status();
@@ -557,7 +557,7 @@ TEST_F(ProvisioningIntegrationTest, ProvisionsForThePodsOfANodeMarkedForDeletion
     return cluster_.Synced() && node.has_value() && node->node != nullptr &&
            node->node_claim != nullptr && cluster_.PodsOn(name).size() == 1;
   }));
-  ASSERT_TRUE(provisioner_->StartInformers(absl::Now() + absl::Seconds(30)));
+  ASSERT_TRUE(provisioner_->WaitForInformers(absl::Now() + absl::Seconds(30)));
   ASSERT_TRUE(WaitFor([&] { return provisioner_->node_pools().store().Get(pool_) != nullptr; }));
 
   // While the node stays, its pod needs nothing.
@@ -602,7 +602,7 @@ TEST_F(ProvisioningIntegrationTest, NamespaceSelectorsSeeTheNamespacesLabels) {
                             status.dump(), {}, "status")
                     .ok());
   }
-  ASSERT_TRUE(provisioner_->StartInformers(absl::Now() + absl::Seconds(30)));
+  ASSERT_TRUE(provisioner_->WaitForInformers(absl::Now() + absl::Seconds(30)));
   ASSERT_TRUE(WaitFor([&] {
     return provisioner_->node_pools().store().Get(pool_) != nullptr && Unschedulable("a1") &&
            Unschedulable("a2");
@@ -635,7 +635,7 @@ TEST_F(ProvisioningIntegrationTest, OnDemandBaseNarrowsTheFirstNodeClaimsOfThePo
           .ok());
   // 3 CPUs each: one pod per 4-vCPU node.
   for (const char* name : {"p1", "p2", "p3", "p4", "p5"}) CreatePendingPod(name, "3");
-  ASSERT_TRUE(provisioner_->StartInformers(absl::Now() + absl::Seconds(30)));
+  ASSERT_TRUE(provisioner_->WaitForInformers(absl::Now() + absl::Seconds(30)));
   auto annotated = [&](const std::string& value) {
     auto pool = provisioner_->node_pools().store().Get(pool_);
     if (pool == nullptr) return false;
