@@ -14,7 +14,10 @@ ClusterInformers::ClusterInformers(kube::Client& client, Cluster& cluster,
       node_pools_(client, kube::resources::kNodePools, {}, options),
       daemon_sets_(client, kube::resources::kDaemonSets, {}, options),
       namespaces_(client, kube::resources::kNamespaces, {}, options),
-      pdbs_(client, kube::resources::kPodDisruptionBudgets, {}, options) {
+      pdbs_(client, kube::resources::kPodDisruptionBudgets, {}, options),
+      pvcs_(client, kube::resources::kPersistentVolumeClaims, {}, options),
+      pvs_(client, kube::resources::kPersistentVolumes, {}, options),
+      storage_classes_(client, kube::resources::kStorageClasses, {}, options) {
   pods_.store().AddIndex(kube::kIndexNodeName, kube::PodsByNodeName);
   pods_.store().AddIndex(kube::kIndexNamespace, kube::PodsByNamespace);
   pods_.store().AddIndex(kube::kIndexOwnerUid, kube::PodsByOwnerUid);
@@ -56,9 +59,15 @@ void ClusterInformers::Start() {
   daemon_sets_.Start();
   namespaces_.Start();
   pdbs_.Start();
+  pvcs_.Start();
+  pvs_.Start();
+  storage_classes_.Start();
 }
 
 void ClusterInformers::Stop() {
+  storage_classes_.Stop();
+  pvs_.Stop();
+  pvcs_.Stop();
   pdbs_.Stop();
   namespaces_.Stop();
   daemon_sets_.Stop();
@@ -68,11 +77,16 @@ void ClusterInformers::Stop() {
   nodes_.Stop();
 }
 
+bool ClusterInformers::VolumesSynced(absl::Time deadline) const {
+  return pvcs_.WaitForSync(deadline) && pvs_.WaitForSync(deadline) &&
+         storage_classes_.WaitForSync(deadline);
+}
+
 bool ClusterInformers::WaitForSync(absl::Time deadline) const {
   return nodes_.WaitForSync(deadline) && node_claims_.WaitForSync(deadline) &&
          pods_.WaitForSync(deadline) && node_pools_.WaitForSync(deadline) &&
          daemon_sets_.WaitForSync(deadline) && namespaces_.WaitForSync(deadline) &&
-         pdbs_.WaitForSync(deadline);
+         pdbs_.WaitForSync(deadline) && VolumesSynced(deadline);
 }
 
 }  // namespace dovetail::state

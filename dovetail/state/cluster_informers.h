@@ -4,9 +4,11 @@
 // Pod and NodeClaim informers keep a state::Cluster up to date, with the indexes controllers query
 // (pods by node name, namespace and owner; nodes by provider id; NodeClaims by NodePool); their
 // HasSynced is registered with Cluster::AddSyncCheck, so Cluster::Synced() is false until those
-// three have listed. The NodePool, DaemonSet, Namespace and PodDisruptionBudget informers feed no
-// state: the controllers that read them (provisioning, disruption, the nodepool and nodeclaim
-// controllers, the metrics controllers) share them and check their HasSynced themselves.
+// three have listed. The NodePool, DaemonSet, Namespace, PodDisruptionBudget,
+// PersistentVolumeClaim, PersistentVolume and StorageClass informers feed no state: the controllers
+// that read them (provisioning, disruption, the nodepool and nodeclaim controllers, the metrics
+// controllers; the last three through scenario/from_cluster.h) share them and check their HasSynced
+// themselves.
 //
 // The informers' stores stay available to controllers (e.g. provisioning lists pending pods from
 // pods().store() after taking a snapshot), and so are the informers for handlers: a controller
@@ -20,7 +22,10 @@
 
 #include "absl/time/time.h"
 #include "dovetail/apis/core/namespace.h"
+#include "dovetail/apis/core/persistent_volume.h"
+#include "dovetail/apis/core/persistent_volume_claim.h"
 #include "dovetail/apis/core/pod_disruption_budget.h"
+#include "dovetail/apis/core/storage_class.h"
 #include "dovetail/apis/core/workloads.h"
 #include "dovetail/apis/v1/nodeclaim.h"
 #include "dovetail/apis/v1/nodepool.h"
@@ -42,6 +47,9 @@ class ClusterInformers {
   using DaemonSetInformer = kube::Informer<kube::ApiObjectCodec<apis::core::DaemonSet>>;
   using NamespaceInformer = kube::Informer<kube::ApiObjectCodec<apis::core::Namespace>>;
   using PdbInformer = kube::Informer<kube::ApiObjectCodec<apis::core::PodDisruptionBudget>>;
+  using PvcInformer = kube::Informer<kube::ApiObjectCodec<apis::core::PersistentVolumeClaim>>;
+  using PvInformer = kube::Informer<kube::ApiObjectCodec<apis::core::PersistentVolume>>;
+  using StorageClassInformer = kube::Informer<kube::ApiObjectCodec<apis::core::StorageClass>>;
 
   // `client` and `cluster` must outlive this object, and this object every call to
   // cluster.Synced() (it registers a sync check). Call before `cluster` is shared.
@@ -55,6 +63,9 @@ class ClusterInformers {
   void Stop();
   // True once every informer listed; false at the deadline or after Stop().
   bool WaitForSync(absl::Time deadline) const;
+  // True once the PersistentVolumeClaim, PersistentVolume and StorageClass informers listed
+  // (InfinitePast: whether they have, without waiting).
+  bool VolumesSynced(absl::Time deadline = absl::InfinitePast()) const;
 
   PodInformer& pods() { return pods_; }
   NodeInformer& nodes() { return nodes_; }
@@ -63,6 +74,10 @@ class ClusterInformers {
   DaemonSetInformer& daemon_sets() { return daemon_sets_; }
   NamespaceInformer& namespaces() { return namespaces_; }  // labels for namespaceSelector terms
   PdbInformer& pdbs() { return pdbs_; }
+  // Volume topology of the solver's questions (scenario/volume_topology.h).
+  PvcInformer& pvcs() { return pvcs_; }
+  PvInformer& pvs() { return pvs_; }
+  StorageClassInformer& storage_classes() { return storage_classes_; }
 
  private:
   kube::StringPool pool_;
@@ -74,6 +89,9 @@ class ClusterInformers {
   DaemonSetInformer daemon_sets_;
   NamespaceInformer namespaces_;
   PdbInformer pdbs_;
+  PvcInformer pvcs_;
+  PvInformer pvs_;
+  StorageClassInformer storage_classes_;
   std::vector<kube::HandlerRegistration> registrations_;  // the handlers that feed the Cluster
 };
 

@@ -173,7 +173,8 @@ def main() -> int:
         ("create", "nodeclaims.karpenter.sh", ""), ("list", "nodepools.karpenter.sh", ""),
         ("create", "nodes", ""), ("list", "poddisruptionbudgets.policy", ""),
         ("list", "daemonsets.apps", ""), ("create", "events.events.k8s.io", "-n=default"),
-        ("list", "volumeattachments.storage.k8s.io", ""),
+        ("list", "volumeattachments.storage.k8s.io", ""), ("watch", "persistentvolumes", ""),
+        ("watch", "persistentvolumeclaims", ""), ("list", "storageclasses.storage.k8s.io", ""),
         ("create", "leases.coordination.k8s.io", f"-n={NS}"),
         ("update", "leases.coordination.k8s.io/karpenter-leader-election", f"-n={NS}"),
     ]

@@ -156,12 +156,13 @@ DisruptionController::~DisruptionController() {
 
 bool DisruptionController::WaitForInformers(absl::Time deadline) {
   return node_pools_.WaitForSync(deadline) && pdbs_.WaitForSync(deadline) &&
-         daemon_sets_.WaitForSync(deadline) && namespaces_.WaitForSync(deadline);
+         daemon_sets_.WaitForSync(deadline) && namespaces_.WaitForSync(deadline) &&
+         deps_.informers.VolumesSynced(deadline);
 }
 
 bool DisruptionController::InformersSynced() const {
   return node_pools_.HasSynced() && pdbs_.HasSynced() && daemon_sets_.HasSynced() &&
-         namespaces_.HasSynced();
+         namespaces_.HasSynced() && deps_.informers.VolumesSynced();
 }
 
 void DisruptionController::Start() {
@@ -275,15 +276,12 @@ absl::StatusOr<ClusterView> DisruptionController::BuildViewImpl(
     return absl::UnavailableError("Pod, Node or NodeClaim informer has not synced");
   }
   if (!InformersSynced()) {
-    return absl::UnavailableError("NodePool, PDB, DaemonSet or Namespace informer has not synced");
+    return absl::UnavailableError(
+        "NodePool, PDB, DaemonSet, Namespace, PersistentVolumeClaim, PersistentVolume or "
+        "StorageClass informer has not synced");
   }
-  ClusterView view{scenario::FromCluster({.cluster = deps_.cluster,
-                                          .pods = deps_.informers.pods().store(),
-                                          .node_pools = node_pools_.store(),
-                                          .daemon_sets = daemon_sets_.store(),
-                                          .namespaces = namespaces_.store(),
-                                          .cloud = deps_.cloud},
-                                         deps_.clock.Now())};
+  ClusterView view{
+      scenario::FromCluster(deps_.cluster, deps_.informers, deps_.cloud, deps_.clock.Now())};
   // A pool whose instance types do not resolve has no candidates (their instance type is unknown).
   // A node class that is not ready yet (e.g. still resolving at startup) is a state, not a failure.
   for (const auto& [pool, error] : view.instance_type_errors) {

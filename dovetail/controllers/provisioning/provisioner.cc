@@ -153,7 +153,7 @@ Provisioner::~Provisioner() { Stop(); }
 
 bool Provisioner::WaitForInformers(absl::Time deadline) {
   return node_pools_.WaitForSync(deadline) && daemon_sets_.WaitForSync(deadline) &&
-         namespaces_.WaitForSync(deadline);
+         namespaces_.WaitForSync(deadline) && deps_.informers.VolumesSynced(deadline);
 }
 
 void Provisioner::Start() {
@@ -201,8 +201,8 @@ void Provisioner::Loop() {
     if (!batch.has_value()) continue;
     // Upstream's pass waits for the cluster state to sync (informers listed, every NodeClaim
     // launched) and for the shared informers it reads.
-    while (running_.load() &&
-           !(deps_.cluster.Synced() && node_pools_.HasSynced() && daemon_sets_.HasSynced())) {
+    while (running_.load() && !(deps_.cluster.Synced() && node_pools_.HasSynced() &&
+                                daemon_sets_.HasSynced() && deps_.informers.VolumesSynced())) {
       absl::SleepFor(absl::Milliseconds(20));
     }
     if (!running_.load()) break;
@@ -231,13 +231,11 @@ absl::StatusOr<scenario::Scenario> Provisioner::ReadScenario() {
   if (!node_pools_.HasSynced() || !daemon_sets_.HasSynced() || !namespaces_.HasSynced()) {
     return absl::UnavailableError("NodePool, DaemonSet or Namespace informer has not synced");
   }
-  return scenario::FromCluster({.cluster = deps_.cluster,
-                                .pods = deps_.informers.pods().store(),
-                                .node_pools = node_pools_.store(),
-                                .daemon_sets = daemon_sets_.store(),
-                                .namespaces = namespaces_.store(),
-                                .cloud = deps_.cloud},
-                               deps_.clock.Now());
+  if (!deps_.informers.VolumesSynced()) {
+    return absl::UnavailableError(
+        "PersistentVolumeClaim, PersistentVolume or StorageClass informer has not synced");
+  }
+  return scenario::FromCluster(deps_.cluster, deps_.informers, deps_.cloud, deps_.clock.Now());
 }
 
 scenario::InputOptions Provisioner::InputOptions() const {

@@ -51,6 +51,10 @@ class FaultProxy {
     server_.Put(".*", handler);
     server_.Patch(".*", handler);
     server_.Delete(".*", handler);
+    // Every informer's watch holds one server thread for as long as it runs, and the process has
+    // one informer per kind (state/cluster_informers.h): httplib's default pool (8 threads on a
+    // small machine) would leave the last informers' lists waiting forever.
+    server_.new_task_queue = [] { return new httplib::ThreadPool(64); };
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     const absl::Time deadline = absl::Now() + absl::Seconds(10);

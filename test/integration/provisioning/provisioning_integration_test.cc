@@ -170,14 +170,21 @@ class ProvisioningIntegrationTest : public ::testing::Test {
     for (const std::string& name : extra_pools_) {
       (void)client_->Delete(kube::resources::kNodePools, "", name);
     }
+    for (const auto& [resource, name] : cluster_objects_) (void)client_->Delete(resource, "", name);
     (void)client_->Delete(kube::resources::kNamespaces, "", ns_);
   }
 
   // A pending pod the kube-scheduler found no room for.
   // `claim`: a Dynamic Resource Allocation claim (by template) the container uses.
-  void CreatePendingPod(const std::string& name, const std::string& cpu, bool claim = false) {
+  // `volume_claim`: a PersistentVolumeClaim the pod mounts.
+  void CreatePendingPod(const std::string& name, const std::string& cpu, bool claim = false,
+                        const std::string& volume_claim = "") {
     nlohmann::json pod = kube::testing::PodJson(ns_, name);
     pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu;
+    if (!volume_claim.empty()) {
+      pod["spec"]["volumes"] = {
+          {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", volume_claim}}}}};
+    }
     if (claim) {
       pod["spec"]["resourceClaims"] = {{{"name", "gpu"}, {"resourceClaimTemplateName", "gpu"}}};
       pod["spec"]["containers"][0]["resources"]["claims"] = {{{"name", "gpu"}}};
@@ -269,6 +276,7 @@ class ProvisioningIntegrationTest : public ::testing::Test {
   std::string pool_uid_;
   std::vector<std::string> pods_;
   std::vector<std::string> extra_nodes_;
+  std::vector<std::pair<kube::Resource, std::string>> cluster_objects_;  // deleted at the end
   std::vector<std::string> extra_pools_;  // Nodes and NodeClaims of that name made by a test
 };
 
@@ -611,6 +619,76 @@ TEST_F(ProvisioningIntegrationTest, NamespaceSelectorsSeeTheNamespacesLabels) {
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_EQ(pass->created.size(), 2u);
   EXPECT_EQ(pass->unschedulable, 0);
+}
+
+// Volume topology (scenario/volume_topology.h) through the shared PersistentVolumeClaim,
+// PersistentVolume and StorageClass informers: a pod whose claim is bound to a volume in
+// test-zone-b gets a NodeClaim that can only launch there; a pod whose unbound claim's StorageClass
+// allows only test-zone-c gets one that can only launch there.
+TEST_F(ProvisioningIntegrationTest, NewNodeClaimsFollowTheZonesOfThePodsVolumes) {
+  const std::string sc = UniqueName("prov-it-zonal"), pv = UniqueName("prov-it-pv");
+  auto create = [&](const kube::Resource& resource, const std::string& ns,
+                    const nlohmann::json& object) {
+    auto created = client_->Create(resource, ns, object.dump());
+    ASSERT_TRUE(created.ok()) << created.status();
+    if (ns.empty()) cluster_objects_.emplace_back(resource, object["metadata"]["name"]);
+  };
+  auto zone_term = [](const std::string& zone) {
+    return nlohmann::json{{"key", "topology.kubernetes.io/zone"}, {"values", {zone}}};
+  };
+  create(kube::resources::kStorageClasses, "",
+         {{"apiVersion", "storage.k8s.io/v1"},
+          {"kind", "StorageClass"},
+          {"metadata", {{"name", sc}}},
+          {"provisioner", "zonal.example.com"},
+          {"volumeBindingMode", "WaitForFirstConsumer"},
+          {"allowedTopologies", {{{"matchLabelExpressions", {zone_term("test-zone-c")}}}}}});
+  nlohmann::json in_b = zone_term("test-zone-b");
+  in_b["operator"] = "In";
+  create(kube::resources::kPersistentVolumes, "",
+         {{"apiVersion", "v1"},
+          {"kind", "PersistentVolume"},
+          {"metadata", {{"name", pv}}},
+          {"spec",
+           {{"capacity", {{"storage", "1Gi"}}},
+            {"accessModes", {"ReadWriteOnce"}},
+            {"csi", {{"driver", "zonal.example.com"}, {"volumeHandle", pv}}},
+            {"nodeAffinity",
+             {{"required", {{"nodeSelectorTerms", {{{"matchExpressions", {in_b}}}}}}}}}}}});
+  for (const auto& [name, source] :
+       {std::pair<std::string, nlohmann::json>{"bound",
+                                               {{"volumeName", pv}, {"storageClassName", ""}}},
+        std::pair<std::string, nlohmann::json>{"fresh", {{"storageClassName", sc}}}}) {
+    nlohmann::json spec = source;
+    spec["accessModes"] = {"ReadWriteOnce"};
+    spec["resources"] = {{"requests", {{"storage", "1Gi"}}}};
+    create(kube::resources::kPersistentVolumeClaims, ns_,
+           {{"apiVersion", "v1"},
+            {"kind", "PersistentVolumeClaim"},
+            {"metadata", {{"name", name}, {"namespace", ns_}}},
+            {"spec", spec}});
+  }
+  CreatePendingPod("on-bound", "100m", false, "bound");
+  CreatePendingPod("on-fresh", "100m", false, "fresh");
+  ASSERT_TRUE(provisioner_->WaitForInformers(absl::Now() + absl::Seconds(30)));
+  ASSERT_TRUE(WaitFor([&] {
+    return informers_->pvcs().store().Get(ns_ + "/fresh") != nullptr &&
+           informers_->pvs().store().Get(pv) != nullptr &&
+           informers_->storage_classes().store().Get(sc) != nullptr && Unschedulable("on-bound") &&
+           Unschedulable("on-fresh");
+  }));
+  absl::StatusOr<PassResult> pass = provisioner_->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  ASSERT_EQ(pass->created.size(), 2u) << Describe();
+  std::vector<std::vector<std::string>> zones;
+  for (const v1::NodeClaim& claim : Claims()) {
+    for (const auto& r : claim.spec.requirements) {
+      if (r.key == "topology.kubernetes.io/zone") zones.push_back(r.values);
+    }
+  }
+  std::sort(zones.begin(), zones.end());
+  EXPECT_EQ(zones, (std::vector<std::vector<std::string>>{{"test-zone-b"}, {"test-zone-c"}}))
+      << Describe();
 }
 
 // The on-demand base (dovetail.sh/on-demand-base): the pool admits spot and on-demand; of five
