@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "dovetail/apis/core/label_syntax.h"
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/scheduling/requirement.h"
@@ -25,40 +26,7 @@ using apis::core::NodeSelectorTerm;
 using apis::core::SelectorOperator;
 using apis::core::StringMap;
 
-constexpr size_t kMaxNameLength = 63;
-constexpr size_t kMaxLabelValueLength = 63;
-constexpr size_t kMaxSubdomainLength = 253;
 constexpr std::string_view kNodeNameField = "metadata.name";
-
-bool IsAlnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-
-// ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], i.e. non-empty, alphanumeric at both ends.
-bool IsNameSyntax(std::string_view s) {
-  if (s.empty() || !IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; });
-}
-
-absl::Status Invalid(std::string_view what, std::string_view text, std::string_view why) {
-  return absl::InvalidArgumentError(Cat(what, " \"", text, "\": ", why));
-}
-
-absl::Status ValidateNameSyntax(std::string_view what, std::string_view text,
-                                std::string_view name) {
-  if (name.empty()) return Invalid(what, text, "name part must be non-empty");
-  if (name.size() > kMaxNameLength) {
-    return Invalid(what, text, "name part must be no more than 63 characters");
-  }
-  if (!IsNameSyntax(name)) {
-    return Invalid(what, text,
-                   "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
-                   "start and end with an alphanumeric character");
-  }
-  return absl::OkStatus();
-}
 
 bool ValueIn(const std::vector<std::string>& values, std::string_view v) {
   return std::find(values.begin(), values.end(), v) != values.end();
@@ -130,7 +98,7 @@ bool FieldRequirementMatches(const NodeSelectorRequirement& r, const StringMap& 
 
 absl::Status ValidateValues(std::string_view key, const std::vector<std::string>& values) {
   for (const std::string& v : values) {
-    if (absl::Status s = ValidateLabelValue(v); !s.ok()) {
+    if (absl::Status s = apis::core::ValidateLabelValue(v); !s.ok()) {
       return absl::InvalidArgumentError(Cat("key \"", key, "\": ", s.message()));
     }
   }
@@ -138,61 +106,6 @@ absl::Status ValidateValues(std::string_view key, const std::vector<std::string>
 }
 
 }  // namespace
-
-bool IsDns1123Subdomain(std::string_view value) {
-  if (value.empty() || value.size() > kMaxSubdomainLength) return false;
-  size_t start = 0;
-  while (true) {
-    size_t dot = value.find('.', start);
-    std::string_view label =
-        value.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
-    if (label.empty() || !IsLowerAlnum(label.front()) || !IsLowerAlnum(label.back())) return false;
-    for (char c : label) {
-      if (!IsLowerAlnum(c) && c != '-') return false;
-    }
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
-absl::Status ValidateQualifiedName(std::string_view key) {
-  constexpr std::string_view kWhat = "qualified name";
-  const size_t slash = key.find('/');
-  if (slash == std::string_view::npos) return ValidateNameSyntax(kWhat, key, key);
-  if (key.find('/', slash + 1) != std::string_view::npos) {
-    return Invalid(kWhat, key, "must have at most one '/'");
-  }
-  std::string_view prefix = key.substr(0, slash);
-  if (prefix.empty()) return Invalid(kWhat, key, "prefix part must be non-empty");
-  if (prefix.size() > kMaxSubdomainLength) {
-    return Invalid(kWhat, key, "prefix part must be no more than 253 characters");
-  }
-  if (!IsDns1123Subdomain(prefix)) {
-    return Invalid(kWhat, key,
-                   "prefix part must be a DNS-1123 subdomain (lowercase alphanumeric characters, "
-                   "'-' or '.', starting and ending with an alphanumeric character)");
-  }
-  return ValidateNameSyntax(kWhat, key, key.substr(slash + 1));
-}
-
-bool IsQualifiedName(std::string_view key) { return ValidateQualifiedName(key).ok(); }
-
-absl::Status ValidateLabelValue(std::string_view value) {
-  if (value.empty()) return absl::OkStatus();
-  if (value.size() > kMaxLabelValueLength) {
-    return Invalid("label value", value, "must be no more than 63 characters");
-  }
-  if (!IsNameSyntax(value)) {
-    return Invalid("label value", value,
-                   "must consist of alphanumeric characters, '-', '_' or '.', and must start and "
-                   "end with an alphanumeric character");
-  }
-  return absl::OkStatus();
-}
-
-bool IsValidLabelValue(std::string_view value) {
-  return value.empty() || (value.size() <= kMaxLabelValueLength && IsNameSyntax(value));
-}
 
 bool Matches(const LabelSelector& selector, const StringMap& labels) {
   for (const auto& [key, value] : selector.match_labels) {
@@ -207,11 +120,11 @@ bool Matches(const LabelSelector& selector, const StringMap& labels) {
 
 absl::Status ValidateLabelSelector(const LabelSelector& selector) {
   for (const auto& [key, value] : selector.match_labels) {
-    RETURN_IF_ERROR(ValidateQualifiedName(key));
-    RETURN_IF_ERROR(ValidateLabelValue(value));
+    RETURN_IF_ERROR(apis::core::ValidateQualifiedName(key));
+    RETURN_IF_ERROR(apis::core::ValidateLabelValue(value));
   }
   for (const LabelSelectorRequirement& r : selector.match_expressions) {
-    RETURN_IF_ERROR(ValidateQualifiedName(r.key));
+    RETURN_IF_ERROR(apis::core::ValidateQualifiedName(r.key));
     const bool needs_values =
         r.op == LabelSelectorOperator::kIn || r.op == LabelSelectorOperator::kNotIn;
     if (needs_values && r.values.empty()) {
@@ -256,7 +169,7 @@ bool NodeSelectorMatches(const NodeSelector& selector, const StringMap& labels,
 
 absl::Status ValidateNodeSelectorTerm(const NodeSelectorTerm& term) {
   for (const NodeSelectorRequirement& r : term.match_expressions) {
-    RETURN_IF_ERROR(ValidateQualifiedName(r.key));
+    RETURN_IF_ERROR(apis::core::ValidateQualifiedName(r.key));
     switch (r.op) {
       case SelectorOperator::kIn:
       case SelectorOperator::kNotIn:

@@ -7,7 +7,6 @@
 //    compare the label as a 64-bit integer (Karpenter's Gte/Lte are accepted too); matchFields
 //    support metadata.name with In/NotIn of exactly one value and, as in Kubernetes, are skipped
 //    when the caller passes no node fields.
-//  - Label key/value syntax (IsQualifiedName, IsValidLabelValue) with Kubernetes' rules.
 // The Matches functions assume selectors that passed API validation: a structurally invalid
 // expression (In without values, Exists with values, Gt with a non-integer, an unknown field)
 // simply does not match, and key/value syntax is not rechecked; the Validate functions report
@@ -22,17 +21,6 @@
 #include "dovetail/apis/core/meta.h"
 
 namespace dovetail::scheduling {
-
-// ---- Label syntax -------------------------------------------------------------------------------
-// [prefix/]name: name 1-63 characters of [A-Za-z0-9_.-] starting and ending alphanumeric; the
-// optional prefix a DNS-1123 subdomain of at most 253 characters.
-bool IsQualifiedName(std::string_view key);
-absl::Status ValidateQualifiedName(std::string_view key);
-// Empty, or at most 63 characters of [A-Za-z0-9_.-] starting and ending alphanumeric.
-bool IsValidLabelValue(std::string_view value);
-absl::Status ValidateLabelValue(std::string_view value);
-// Lowercase alphanumerics, '-' and '.', labels starting and ending alphanumeric, <= 253 chars.
-bool IsDns1123Subdomain(std::string_view value);
 
 // ---- Label selectors ----------------------------------------------------------------------------
 bool Matches(const apis::core::LabelSelector& selector, const apis::core::StringMap& labels);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "dovetail/apis/core/label_syntax.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -59,8 +60,8 @@ class QualifiedNameTest : public ::testing::TestWithParam<SyntaxCase> {};
 
 TEST_P(QualifiedNameTest, FollowsKubernetesRules) {
   const SyntaxCase& c = GetParam();
-  EXPECT_EQ(IsQualifiedName(c.text), c.valid) << "\"" << c.text << "\"";
-  absl::Status s = ValidateQualifiedName(c.text);
+  EXPECT_EQ(apis::core::IsQualifiedName(c.text), c.valid) << "\"" << c.text << "\"";
+  absl::Status s = apis::core::ValidateQualifiedName(c.text);
   EXPECT_EQ(s.ok(), c.valid) << s;
   if (!s.ok()) {
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -91,22 +92,22 @@ class LabelValueTest : public ::testing::TestWithParam<SyntaxCase> {};
 
 TEST_P(LabelValueTest, FollowsKubernetesRules) {
   const SyntaxCase& c = GetParam();
-  EXPECT_EQ(IsValidLabelValue(c.text), c.valid) << "\"" << c.text << "\"";
-  EXPECT_EQ(ValidateLabelValue(c.text).ok(), c.valid) << "\"" << c.text << "\"";
+  EXPECT_EQ(apis::core::IsValidLabelValue(c.text), c.valid) << "\"" << c.text << "\"";
+  EXPECT_EQ(apis::core::ValidateLabelValue(c.text).ok(), c.valid) << "\"" << c.text << "\"";
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, LabelValueTest, ::testing::ValuesIn(kLabelValues));
 
 TEST(Dns1123SubdomainTest, Cases) {
-  EXPECT_TRUE(IsDns1123Subdomain("example.com"));
-  EXPECT_TRUE(IsDns1123Subdomain("a"));
-  EXPECT_TRUE(IsDns1123Subdomain("a-b.c-d"));
-  EXPECT_FALSE(IsDns1123Subdomain(""));
-  EXPECT_FALSE(IsDns1123Subdomain("a..b"));
-  EXPECT_FALSE(IsDns1123Subdomain(".a"));
-  EXPECT_FALSE(IsDns1123Subdomain("a."));
-  EXPECT_FALSE(IsDns1123Subdomain("A.com"));
-  EXPECT_FALSE(IsDns1123Subdomain("a_b.com"));
+  EXPECT_TRUE(apis::core::IsDns1123Subdomain("example.com"));
+  EXPECT_TRUE(apis::core::IsDns1123Subdomain("a"));
+  EXPECT_TRUE(apis::core::IsDns1123Subdomain("a-b.c-d"));
+  EXPECT_FALSE(apis::core::IsDns1123Subdomain(""));
+  EXPECT_FALSE(apis::core::IsDns1123Subdomain("a..b"));
+  EXPECT_FALSE(apis::core::IsDns1123Subdomain(".a"));
+  EXPECT_FALSE(apis::core::IsDns1123Subdomain("a."));
+  EXPECT_FALSE(apis::core::IsDns1123Subdomain("A.com"));
+  EXPECT_FALSE(apis::core::IsDns1123Subdomain("a_b.com"));
 }
 
 // ---- Label selectors ----------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dovetail/apis/core/label_syntax.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
@@ -24,12 +25,6 @@ using apis::core::NodeSelectorRequirement;
 using apis::core::NodeSelectorTerm;
 using apis::core::SelectorOperator;
 using apis::core::StringMap;
-
-const absl::flat_hash_set<std::string_view>& WellKnownLabelSet() {
-  static const auto* const kSet = new absl::flat_hash_set<std::string_view>(
-      apis::v1::kWellKnownLabels.begin(), apis::v1::kWellKnownLabels.end());
-  return *kSet;
-}
 
 bool IsNegative(SelectorOperator op) {
   return op == SelectorOperator::kNotIn || op == SelectorOperator::kDoesNotExist;
@@ -76,59 +71,20 @@ std::string TypoHint(const Requirements& defined, std::string_view key, AllowUnd
   return "";
 }
 
-bool HasSuffixDomain(std::string_view domain, std::string_view suffix) {
-  return domain.ends_with(suffix);
-}
-
 absl::Status KeyError(std::string_view key, std::string_view why) {
   return absl::InvalidArgumentError(Cat("key \"", key, "\": ", why));
 }
 
 }  // namespace
 
-std::string_view NormalizeLabelKey(std::string_view key) {
-  for (const auto& [from, to] : apis::v1::kNormalizedLabels) {
-    if (key == from) return to;
-  }
-  return key;
-}
-
-bool IsWellKnownLabel(std::string_view key) { return WellKnownLabelSet().contains(key); }
-
-std::string_view LabelDomain(std::string_view key) {
-  size_t slash = key.find('/');
-  return slash == std::string_view::npos ? std::string_view() : key.substr(0, slash);
-}
-
-bool IsRestrictedLabel(std::string_view key) {
-  if (IsWellKnownLabel(key)) return false;
-  for (std::string_view restricted : apis::v1::kRestrictedLabels) {
-    if (key == restricted) return true;
-  }
-  std::string_view domain = LabelDomain(key);
-  for (std::string_view restricted : apis::v1::kRestrictedLabelDomains) {
-    if (HasSuffixDomain(domain, restricted)) return true;
-  }
-  return false;
-}
-
-bool IsRestrictedNodeLabel(std::string_view key) {
-  if (IsWellKnownLabel(key)) return true;
-  std::string_view domain = LabelDomain(key);
-  for (std::string_view exception : apis::v1::kLabelDomainExceptions) {
-    if (HasSuffixDomain(domain, exception)) return false;
-  }
-  return IsRestrictedLabel(key);
-}
-
 absl::Status ValidateRequirementKey(std::string_view key, RequirementSource source) {
-  key = NormalizeLabelKey(key);
-  if (absl::Status s = ValidateQualifiedName(key); !s.ok())
+  key = apis::v1::NormalizeLabelKey(key);
+  if (absl::Status s = apis::core::ValidateQualifiedName(key); !s.ok())
     return KeyError(key, AsStd(s.message()));
   if (source == RequirementSource::kNodePool && key == apis::v1::kNodePoolOnlyRestrictedLabel) {
     return KeyError(key, "label is restricted: Karpenter sets it on the nodes of a NodePool");
   }
-  if (IsRestrictedLabel(key)) {
+  if (apis::v1::IsRestrictedLabel(key)) {
     return KeyError(
         key, Cat("label is restricted: use a well-known label or a custom label "
                  "outside the restricted domains [",
@@ -141,10 +97,10 @@ absl::Status ValidateRequirementKey(std::string_view key, RequirementSource sour
 
 absl::Status ValidateRequirement(const NodeSelectorRequirement& requirement,
                                  RequirementSource source) {
-  const std::string_view key = NormalizeLabelKey(requirement.key);
+  const std::string_view key = apis::v1::NormalizeLabelKey(requirement.key);
   RETURN_IF_ERROR(ValidateRequirementKey(key, source));
   for (const std::string& value : requirement.values) {
-    if (absl::Status s = ValidateLabelValue(value); !s.ok()) {
+    if (absl::Status s = apis::core::ValidateLabelValue(value); !s.ok()) {
       return KeyError(key, Cat("value \"", value, "\": ", AsStd(s.message())));
     }
   }
@@ -203,7 +159,7 @@ absl::Status ValidateRequirement(const NodeSelectorRequirement& requirement,
 
 absl::Status ValidateNodePoolLabel(std::string_view key, std::string_view value) {
   RETURN_IF_ERROR(ValidateRequirementKey(key, RequirementSource::kNodePool));
-  if (absl::Status s = ValidateLabelValue(value); !s.ok()) {
+  if (absl::Status s = apis::core::ValidateLabelValue(value); !s.ok()) {
     return KeyError(key, Cat("value \"", value, "\": ", AsStd(s.message())));
   }
   return absl::OkStatus();
@@ -247,7 +203,7 @@ std::vector<Requirement>::const_iterator Requirements::LowerBound(std::string_vi
 }
 
 void Requirements::Add(Requirement requirement) {
-  std::string_view normalized = NormalizeLabelKey(requirement.key());
+  std::string_view normalized = apis::v1::NormalizeLabelKey(requirement.key());
   if (normalized != requirement.key()) requirement.set_key(std::string(normalized));
   auto it = LowerBound(requirement.key());
   if (it != items_.end() && it->key() == requirement.key()) {
@@ -290,7 +246,7 @@ Requirement Requirements::Get(std::string_view key) const {
 absl::Status Requirements::Compatible(const Requirements& other, AllowUndefined allow) const {
   for (const Requirement& incoming : other.items_) {
     const std::string& key = incoming.key();
-    if (allow == AllowUndefined::kWellKnownLabels && IsWellKnownLabel(key)) continue;
+    if (allow == AllowUndefined::kWellKnownLabels && apis::v1::IsWellKnownLabel(key)) continue;
     if (IsNegative(incoming.Operator()) || Has(key)) continue;
     return absl::FailedPreconditionError(
         Cat("label \"", key, "\" does not have known values", TypoHint(*this, key, allow)));
@@ -323,7 +279,7 @@ absl::Status Requirements::Intersects(const Requirements& other) const {
 StringMap Requirements::Labels() const {
   StringMap labels;
   for (const Requirement& r : items_) {
-    if (IsRestrictedNodeLabel(r.key())) continue;
+    if (apis::v1::IsRestrictedNodeLabel(r.key())) continue;
     std::string value = r.Any();
     if (!value.empty()) labels.emplace(r.key(), std::move(value));
   }

@@ -105,23 +105,6 @@ class Requirements {
   std::vector<Requirement> items_;  // sorted by key, keys unique
 };
 
-// The key Karpenter uses for `key` (kNormalizedLabels), or `key` itself.
-std::string_view NormalizeLabelKey(std::string_view key);
-
-// A key of labels.h's kWellKnownLabels. The key is not normalised: pass normalised keys.
-bool IsWellKnownLabel(std::string_view key);
-
-// The part of `key` before '/', or "" when there is none.
-std::string_view LabelDomain(std::string_view key);
-
-// Restricted for NodePools and pods: not well-known, and kubernetes.io/hostname or a key whose
-// domain ends with a restricted domain (karpenter.sh, karpenter.k8s.aws; a plain suffix match, as
-// upstream, so sub-domains count).
-bool IsRestrictedLabel(std::string_view key);
-// Labels Karpenter must not inject onto a node itself: well-known labels (the cloud provider sets
-// them) and restricted keys.
-bool IsRestrictedNodeLabel(std::string_view key);
-
 // Where a requirement or label comes from; NodePools may not name karpenter.sh/nodepool.
 enum class RequirementSource { kPod, kNodePool };
 

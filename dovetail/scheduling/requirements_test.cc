@@ -68,9 +68,9 @@ TEST(RequirementsTest, NormalisesBetaAndProviderKeys) {
     Requirements r = Reqs({R(c.from, kIn, {"x"})});
     EXPECT_TRUE(r.Has(c.to)) << c.from;
     EXPECT_FALSE(r.Has(c.from)) << c.from;
-    EXPECT_EQ(NormalizeLabelKey(c.from), c.to);
+    EXPECT_EQ(apis::v1::NormalizeLabelKey(c.from), c.to);
   }
-  EXPECT_EQ(NormalizeLabelKey("example.com/zone"), "example.com/zone");
+  EXPECT_EQ(apis::v1::NormalizeLabelKey("example.com/zone"), "example.com/zone");
 }
 
 TEST(RequirementsTest, NormalisedKeysIntersectWithTheirGaForm) {
@@ -360,12 +360,13 @@ TEST(RequirementsTest, ToNodeSelectorRequirementsIsSortedAndRoundTrips) {
 // ---- Well-known and restricted keys -------------------------------------------------------------
 
 TEST(WellKnownLabelsTest, CoreAndAwsKeysAreWellKnown) {
-  for (std::string_view key : apis::v1::kWellKnownLabels) EXPECT_TRUE(IsWellKnownLabel(key)) << key;
-  EXPECT_TRUE(IsWellKnownLabel("karpenter.k8s.aws/instance-family"));
-  EXPECT_TRUE(IsWellKnownLabel("topology.k8s.aws/zone-id"));
-  EXPECT_FALSE(IsWellKnownLabel("kubernetes.io/hostname"));
-  EXPECT_FALSE(IsWellKnownLabel("team"));
-  EXPECT_FALSE(IsWellKnownLabel("failure-domain.beta.kubernetes.io/zone"));
+  for (std::string_view key : apis::v1::kWellKnownLabels)
+    EXPECT_TRUE(apis::v1::IsWellKnownLabel(key)) << key;
+  EXPECT_TRUE(apis::v1::IsWellKnownLabel("karpenter.k8s.aws/instance-family"));
+  EXPECT_TRUE(apis::v1::IsWellKnownLabel("topology.k8s.aws/zone-id"));
+  EXPECT_FALSE(apis::v1::IsWellKnownLabel("kubernetes.io/hostname"));
+  EXPECT_FALSE(apis::v1::IsWellKnownLabel("team"));
+  EXPECT_FALSE(apis::v1::IsWellKnownLabel("failure-domain.beta.kubernetes.io/zone"));
 }
 
 struct RestrictedCase {
@@ -399,7 +400,7 @@ class RestrictedLabelTest : public ::testing::TestWithParam<RestrictedCase> {};
 
 TEST_P(RestrictedLabelTest, ClassifiesKeys) {
   const RestrictedCase& c = GetParam();
-  EXPECT_EQ(IsRestrictedLabel(c.key), c.restricted) << c.key;
+  EXPECT_EQ(apis::v1::IsRestrictedLabel(c.key), c.restricted) << c.key;
   absl::Status pod = ValidateRequirementKey(c.key, RequirementSource::kPod);
   absl::Status nodepool = ValidateRequirementKey(c.key, RequirementSource::kNodePool);
   EXPECT_EQ(pod.ok(), c.pod_ok) << c.key << ": " << pod;
@@ -415,13 +416,13 @@ TEST_P(RestrictedLabelTest, ClassifiesKeys) {
 INSTANTIATE_TEST_SUITE_P(Table, RestrictedLabelTest, ::testing::ValuesIn(kRestrictedCases));
 
 TEST(WellKnownLabelsTest, RestrictedNodeLabelsIncludeWellKnownButNotExceptions) {
-  EXPECT_TRUE(IsRestrictedNodeLabel(kZone));
-  EXPECT_TRUE(IsRestrictedNodeLabel("kubernetes.io/hostname"));
-  EXPECT_TRUE(IsRestrictedNodeLabel("karpenter.sh/foo"));
-  EXPECT_FALSE(IsRestrictedNodeLabel("node.kubernetes.io/role"));
-  EXPECT_FALSE(IsRestrictedNodeLabel("team"));
-  EXPECT_EQ(LabelDomain("a.b/c"), "a.b");
-  EXPECT_EQ(LabelDomain("c"), "");
+  EXPECT_TRUE(apis::v1::IsRestrictedNodeLabel(kZone));
+  EXPECT_TRUE(apis::v1::IsRestrictedNodeLabel("kubernetes.io/hostname"));
+  EXPECT_TRUE(apis::v1::IsRestrictedNodeLabel("karpenter.sh/foo"));
+  EXPECT_FALSE(apis::v1::IsRestrictedNodeLabel("node.kubernetes.io/role"));
+  EXPECT_FALSE(apis::v1::IsRestrictedNodeLabel("team"));
+  EXPECT_EQ(apis::v1::LabelDomain("a.b/c"), "a.b");
+  EXPECT_EQ(apis::v1::LabelDomain("c"), "");
 }
 
 // ---- ValidateRequirement ------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "dovetail/apis/core/label_syntax.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
@@ -137,12 +138,12 @@ absl::StatusOr<Taint> ParseTaint(std::string_view text) {
     if (value.find('=') != std::string_view::npos) {
       return Malformed(kWhat, text, "more than one '='");
     }
-    if (absl::Status s = ValidateLabelValue(value); !s.ok()) {
+    if (absl::Status s = apis::core::ValidateLabelValue(value); !s.ok()) {
       return Malformed(kWhat, text, AsStd(s.message()));
     }
     taint.value = std::string(value);
   }
-  if (absl::Status s = ValidateQualifiedName(key); !s.ok()) {
+  if (absl::Status s = apis::core::ValidateQualifiedName(key); !s.ok()) {
     return Malformed(kWhat, text, AsStd(s.message()));
   }
   taint.key = std::string(key);
@@ -194,7 +195,7 @@ absl::StatusOr<Toleration> ParseToleration(std::string_view text) {
     toleration.op = TolerationOperator::kExists;
     if (rest.empty()) return Malformed(kWhat, text, "empty key; use \"*\" to match every key");
     if (rest != kAnyKey) {
-      if (absl::Status s = ValidateQualifiedName(rest); !s.ok()) {
+      if (absl::Status s = apis::core::ValidateQualifiedName(rest); !s.ok()) {
         return Malformed(kWhat, text, AsStd(s.message()));
       }
       toleration.key = std::string(rest);
@@ -209,11 +210,11 @@ absl::StatusOr<Toleration> ParseToleration(std::string_view text) {
     return Malformed(kWhat, text, "more than one '='");
   }
   if (!key.empty()) {
-    if (absl::Status s = ValidateQualifiedName(key); !s.ok()) {
+    if (absl::Status s = apis::core::ValidateQualifiedName(key); !s.ok()) {
       return Malformed(kWhat, text, AsStd(s.message()));
     }
   }
-  if (absl::Status s = ValidateLabelValue(value); !s.ok()) {
+  if (absl::Status s = apis::core::ValidateLabelValue(value); !s.ok()) {
     return Malformed(kWhat, text, AsStd(s.message()));
   }
   toleration.key = std::string(key);

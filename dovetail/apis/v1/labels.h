@@ -1,8 +1,9 @@
 // Well-known keys and values of Karpenter's API (karpenter.sh and the AWS provider's
 // karpenter.k8s.aws): labels, annotations, taints, finalizers, the label-key normalisation map,
-// the restricted label domains and the taints Karpenter treats as ephemeral. The algebra that uses
-// them (well-known checks, restricted-key validation, normalisation) lives in
-// dovetail/scheduling/requirements.h. Everything here is a compile-time constant; thread-safe.
+// the restricted label domains and the taints Karpenter treats as ephemeral, and the predicates
+// over keys (normalisation, well-known, restricted; labels.cc). Restricted-key validation of
+// requirements lives in dovetail/scheduling/requirements.h. Constants and pure functions;
+// thread-safe.
 #pragma once
 
 #include <array>
@@ -294,5 +295,23 @@ inline constexpr std::string_view kNodePoolOnlyRestrictedLabel = kNodePoolLabelK
 inline constexpr std::array<std::string_view, 2> kK8sLabelDomains = {"kubernetes.io", "k8s.io"};
 inline constexpr std::array<std::string_view, 3> kLabelDomainExceptions = {
     "kops.k8s.io", "node.kubernetes.io", "node-restriction.kubernetes.io"};
+
+// ---- Key predicates (labels.cc) ---------------------------------------------------------------
+// The key Karpenter uses for `key` (kNormalizedLabels), or `key` itself.
+std::string_view NormalizeLabelKey(std::string_view key);
+
+// A key of kWellKnownLabels. The key is not normalised: pass normalised keys.
+bool IsWellKnownLabel(std::string_view key);
+
+// The part of `key` before '/', or "" when there is none.
+std::string_view LabelDomain(std::string_view key);
+
+// Restricted for NodePools and pods: not well-known, and kubernetes.io/hostname or a key whose
+// domain ends with a restricted domain (karpenter.sh, karpenter.k8s.aws; a plain suffix match, as
+// upstream, so sub-domains count).
+bool IsRestrictedLabel(std::string_view key);
+// Labels Karpenter must not inject onto a node itself: well-known labels (the cloud provider sets
+// them) and restricted keys.
+bool IsRestrictedNodeLabel(std::string_view key);
 
 }  // namespace dovetail::apis::v1

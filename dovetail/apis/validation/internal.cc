@@ -9,10 +9,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_join.h"
 #include "dovetail/apis/core/codec.h"
+#include "dovetail/apis/core/label_syntax.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/common/duration.h"
-#include "dovetail/scheduling/label_selector.h"
-#include "dovetail/scheduling/requirements.h"
 
 namespace dovetail::apis::validation::internal {
 namespace {
@@ -33,7 +32,7 @@ std::string_view CelDomain(std::string_view key) { return key.substr(0, key.find
 // Keys of the kubernetes.io domain that NodePools may use: the well-known labels and the beta
 // keys Karpenter normalises.
 bool IsAllowedKubernetesIoKey(std::string_view key) {
-  if (scheduling::IsWellKnownLabel(key)) return true;
+  if (apis::v1::IsWellKnownLabel(key)) return true;
   for (const auto& [from, to] : v1::kNormalizedLabels) {
     if (key == from) return true;
   }
@@ -59,7 +58,7 @@ std::string Item(std::string_view path, size_t index) {
 void ValidateObjectMeta(const core::ObjectMeta& meta, std::string_view path, ErrorList& errors) {
   if (meta.name.empty() && meta.generate_name.empty()) {
     errors.Add(Child(path, "name"), "is required (or generateName)");
-  } else if (!meta.name.empty() && !scheduling::IsDns1123Subdomain(meta.name)) {
+  } else if (!meta.name.empty() && !apis::core::IsDns1123Subdomain(meta.name)) {
     errors.Add(Child(path, "name"),
                Cat("must be a DNS-1123 subdomain (at most 253 lowercase letters, digits, '-' and "
                    "'.', starting and ending with a letter or digit), got ",
@@ -69,10 +68,10 @@ void ValidateObjectMeta(const core::ObjectMeta& meta, std::string_view path, Err
   const std::string labels = Child(path, "labels");
   for (const auto& [key, value] : meta.labels) {
     const std::string at = Child(labels, key);
-    if (absl::Status s = scheduling::ValidateQualifiedName(key); !s.ok()) {
+    if (absl::Status s = apis::core::ValidateQualifiedName(key); !s.ok()) {
       errors.Add(at, Message(s), key);
     }
-    if (absl::Status s = scheduling::ValidateLabelValue(value); !s.ok()) {
+    if (absl::Status s = apis::core::ValidateLabelValue(value); !s.ok()) {
       errors.Add(at, Message(s), value);
     }
   }
@@ -80,7 +79,7 @@ void ValidateObjectMeta(const core::ObjectMeta& meta, std::string_view path, Err
   size_t total = 0;
   for (const auto& [key, value] : meta.annotations) {
     total += key.size() + value.size();
-    if (absl::Status s = scheduling::ValidateQualifiedName(key); !s.ok()) {
+    if (absl::Status s = apis::core::ValidateQualifiedName(key); !s.ok()) {
       errors.Add(Child(annotations, key), Message(s), key);
     }
   }
@@ -91,8 +90,8 @@ void ValidateObjectMeta(const core::ObjectMeta& meta, std::string_view path, Err
 
 std::optional<std::string> LabelKeyProblem(std::string_view key, bool forbid_nodepool) {
   if (key.empty()) return "must not be empty";
-  if (absl::Status s = scheduling::ValidateQualifiedName(key); !s.ok()) return Message(s);
-  const std::string_view normalized = scheduling::NormalizeLabelKey(key);
+  if (absl::Status s = apis::core::ValidateQualifiedName(key); !s.ok()) return Message(s);
+  const std::string_view normalized = apis::v1::NormalizeLabelKey(key);
   if (forbid_nodepool && normalized == v1::kNodePoolLabelKey) {
     return Cat("label ", Quote(v1::kNodePoolLabelKey),
                " is restricted: Karpenter sets it to the name of the NodePool");
@@ -117,11 +116,11 @@ std::optional<std::string> LabelKeyProblem(std::string_view key, bool forbid_nod
     return Cat("label domain ", Quote(v1::kGroup), " is restricted: only ",
                Quote(v1::kCapacityTypeLabelKey), " may be used");
   }
-  if (domain.ends_with(v1::kAwsGroup) && !scheduling::IsWellKnownLabel(key)) {
+  if (domain.ends_with(v1::kAwsGroup) && !apis::v1::IsWellKnownLabel(key)) {
     return Cat("label domain ", Quote(v1::kAwsGroup),
                " is restricted: only the well-known labels of the AWS provider may be used");
   }
-  if (scheduling::IsRestrictedLabel(normalized)) {
+  if (apis::v1::IsRestrictedLabel(normalized)) {
     return Cat("label ", Quote(key), " is restricted");
   }
   return std::nullopt;
@@ -153,7 +152,7 @@ void ValidateRequirements(const std::vector<core::NodeSelectorRequirement>& requ
       errors.Add(Child(at, "key"), *problem, r.key);
     }
     for (size_t j = 0; j < r.values.size(); ++j) {
-      if (absl::Status s = scheduling::ValidateLabelValue(r.values[j]); !s.ok()) {
+      if (absl::Status s = apis::core::ValidateLabelValue(r.values[j]); !s.ok()) {
         errors.Add(Item(Child(at, "values"), j), Message(s), r.values[j]);
       }
     }
@@ -192,7 +191,7 @@ void ValidateRequirements(const std::vector<core::NodeSelectorRequirement>& requ
     }
     // Well-known labels with a closed set of values (capacity type, tenancy).
     if (r.op != SelectorOperator::kIn || r.values.empty()) continue;
-    const std::string_view key = scheduling::NormalizeLabelKey(r.key);
+    const std::string_view key = apis::v1::NormalizeLabelKey(r.key);
     for (const v1::WellKnownValues& known : v1::kWellKnownValues) {
       if (known.key != key) continue;
       int64_t known_count = 0;
@@ -227,10 +226,10 @@ void ValidateTaints(const std::vector<core::Taint>& taints,
       const std::string at = Item(list_path, i);
       if (taint.key.empty()) {
         errors.Add(Child(at, "key"), "is required");
-      } else if (absl::Status s = scheduling::ValidateQualifiedName(taint.key); !s.ok()) {
+      } else if (absl::Status s = apis::core::ValidateQualifiedName(taint.key); !s.ok()) {
         errors.Add(Child(at, "key"), Message(s), taint.key);
       }
-      if (absl::Status s = scheduling::ValidateLabelValue(taint.value); !s.ok()) {
+      if (absl::Status s = apis::core::ValidateLabelValue(taint.value); !s.ok()) {
         errors.Add(Child(at, "value"), Message(s), taint.value);
       }
       const auto [it, inserted] = seen.emplace(std::make_pair(taint.key, taint.effect), at);

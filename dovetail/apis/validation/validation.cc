@@ -9,10 +9,10 @@
 #include <utility>
 
 #include "dovetail/apis/core/codec.h"
+#include "dovetail/apis/core/label_syntax.h"
 #include "dovetail/apis/validation/cron.h"
 #include "dovetail/apis/validation/internal.h"
 #include "dovetail/common/duration.h"
-#include "dovetail/scheduling/label_selector.h"
 
 namespace dovetail::apis::validation {
 namespace {
@@ -72,7 +72,7 @@ void ValidateTemplateLabels(const core::StringMap& labels, std::string_view path
             internal::LabelKeyProblem(key, /*forbid_nodepool=*/true)) {
       errors.Add(at, *problem, key);
     }
-    if (absl::Status s = scheduling::ValidateLabelValue(value); !s.ok()) {
+    if (absl::Status s = apis::core::ValidateLabelValue(value); !s.ok()) {
       errors.Add(at, std::string(AsStd(s.message())), value);
     }
   }

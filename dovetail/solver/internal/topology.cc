@@ -97,7 +97,7 @@ int SolverImpl::GroupFor(GroupKind kind, const std::string& ns,
                          const apis::core::PodAffinityTerm& term, const Pod& owner) {
   TopologyGroup g;
   g.kind = kind;
-  g.key = std::string(scheduling::NormalizeLabelKey(term.topology_key));
+  g.key = std::string(apis::v1::NormalizeLabelKey(term.topology_key));
   if (term.label_selector) g.selector = *term.label_selector;
   for (const auto& k : term.match_label_keys) {
     auto it = owner.metadata.labels.find(k);
@@ -128,7 +128,7 @@ int SolverImpl::SpreadGroupFor(const apis::core::TopologySpreadConstraint& c, co
                                const PodClass& cls) {
   TopologyGroup g;
   g.kind = GroupKind::kSpread;
-  g.key = std::string(scheduling::NormalizeLabelKey(c.topology_key));
+  g.key = std::string(apis::v1::NormalizeLabelKey(c.topology_key));
   if (c.label_selector) {
     g.selector = *c.label_selector;
   } else {

@@ -1,4 +1,5 @@
 // The plan validator's shared free functions (validator.h).
+#include "dovetail/apis/v1/labels.h"
 #include "dovetail/solver/plan_validator/validator.h"
 
 namespace dovetail::solver::plan_validator {
@@ -57,7 +58,7 @@ std::string DescribeLabel(const apis::core::StringMap& labels, const std::string
 // Pod keys are matched against nodes after Karpenter's key normalisation (the nodes Dovetail
 // builds carry the GA keys only).
 NodeSelectorTerm NormalizeTerm(NodeSelectorTerm t) {
-  for (auto& e : t.match_expressions) e.key = std::string(scheduling::NormalizeLabelKey(e.key));
+  for (auto& e : t.match_expressions) e.key = std::string(apis::v1::NormalizeLabelKey(e.key));
   return t;
 }
 
@@ -102,7 +103,7 @@ void AddLabelKeys(const Pod& owner, const std::vector<std::string>& keys, LabelS
 Term ResolveTerm(const Pod& owner, const PodAffinityTerm& t,
                  const absl::flat_hash_map<std::string, apis::core::StringMap>& ns_labels) {
   Term out;
-  out.key = std::string(scheduling::NormalizeLabelKey(t.topology_key));
+  out.key = std::string(apis::v1::NormalizeLabelKey(t.topology_key));
   if (t.label_selector) {
     out.selector = *t.label_selector;
     AddLabelKeys(owner, t.match_label_keys, LabelSelectorOperator::kIn, &*out.selector);

@@ -1,4 +1,5 @@
 // Validator: pods on their nodes, launch variants, anti-affinity and pinned domains.
+#include "dovetail/apis/v1/labels.h"
 #include "dovetail/solver/plan_validator/validator.h"
 
 namespace dovetail::solver::plan_validator {
@@ -11,7 +12,7 @@ PodInfo Validator::Resolve(const Pod* pod, bool from_plan) const {
   Accumulate(p.requests, apis::core::PodRequests(*pod));
   const auto& s = pod->spec;
   for (const auto& [k, v] : s.node_selector) {
-    p.node_selector[std::string(scheduling::NormalizeLabelKey(k))] = v;
+    p.node_selector[std::string(apis::v1::NormalizeLabelKey(k))] = v;
   }
   if (s.affinity) {
     if (s.affinity->node_affinity && s.affinity->node_affinity->required) {
@@ -34,7 +35,7 @@ PodInfo Validator::Resolve(const Pod* pod, bool from_plan) const {
   for (const TopologySpreadConstraint& c : s.topology_spread_constraints) {
     if (c.when_unsatisfiable != UnsatisfiableConstraintAction::kDoNotSchedule) continue;
     Spread sp;
-    sp.key = std::string(scheduling::NormalizeLabelKey(c.topology_key));
+    sp.key = std::string(apis::v1::NormalizeLabelKey(c.topology_key));
     if (c.label_selector) {
       sp.selector = *c.label_selector;
       AddLabelKeys(*pod, c.match_label_keys, LabelSelectorOperator::kIn, &*sp.selector);
