@@ -37,12 +37,13 @@ k8s:
 	@tools/k8s/build
 
 # Every test, unit, integration (real API server) and e2e (full local cluster), once, on the
-# sanitized dev build, the image test on the image `make image` builds, and a short run of every
-# fuzzer of the fuzz build (fuzz_smoke). The Kubernetes binaries build alongside the C++
+# sanitized dev build (after clang-tidy on the changed sources, scripts/lint), the image test on
+# the image `make image` builds, and a short run of every fuzzer of the fuzz build (fuzz_smoke). The Kubernetes binaries build alongside the C++
 # (scripts/with-k8s). On failure, the failed tests' failure lines are printed last
 # (scripts/ctest-failure-digest).
 test: deps format-check
 	@scripts/with-k8s $(MAKE) --no-print-directory build image fuzz-build
+	@scripts/lint --jobs $(JOBS)
 	@ctest --preset dev -j $(JOBS) || { scripts/ctest-failure-digest build/dev; exit 1; }
 
 # The unit and integration tests under ThreadSanitizer (preset tsan: clang++, -O1 -g1), against
@@ -131,8 +132,11 @@ format:
 format-check:
 	@git ls-files '*.h' '*.cc' | xargs clang-format --dry-run --Werror
 
-lint: build
-	@git ls-files 'dovetail/*.cc' | xargs clang-tidy -p build/dev --quiet
+# clang-tidy (.clang-tidy) on the sources under dovetail/ changed in the last day of commits or in
+# the work tree (scripts/lint; LINT_BASE=<commit> for another range, LINT_ARGS=--all for all);
+# part of `make test`.
+lint:
+	@scripts/lint --jobs $(JOBS) $(LINT_ARGS)
 
 clean:
 	rm -rf build

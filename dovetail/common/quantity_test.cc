@@ -255,7 +255,7 @@ TEST(QuantityTest, FromMilliAndFromUnitsPrintInTheirFormat) {
   EXPECT_EQ(Quantity::FromUnits(1024, kBin).ToString(), "1Ki");
   EXPECT_EQ(Quantity::FromUnits(1023, kBin).ToString(), "1023");
   EXPECT_EQ(Quantity::FromUnits(-1024, kBin).ToString(), "-1Ki");
-  EXPECT_EQ(Quantity::FromUnits(3 * 1024 * 1024, kBin).ToString(), "3Mi");
+  EXPECT_EQ(Quantity::FromUnits(int64_t{3} * 1024 * 1024, kBin).ToString(), "3Mi");
   EXPECT_EQ(Quantity::FromUnits(4000).ToString(), "4k");
   EXPECT_EQ(Quantity::FromUnits(4000, kExp).ToString(), "4e3");
   EXPECT_EQ(Quantity::FromUnits(40000, kExp).ToString(), "40e3");

@@ -21,10 +21,13 @@
 #define ASSIGN_OR_RETURN(lhs, expr) \
   DOVETAIL_ASSIGN_OR_RETURN_IMPL_(DOVETAIL_STATUS_CONCAT_(_dovetail_statusor_, __LINE__), lhs, expr)
 
+// `lhs` may be a declaration and `statusor` is a name: neither can be parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define DOVETAIL_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \
   auto statusor = (expr);                                    \
   if (!statusor.ok()) return std::move(statusor).status();   \
   lhs = std::move(statusor).value()
+// NOLINTEND(bugprone-macro-parentheses)
 
 namespace dovetail::internal {
 inline absl::Status ToStatus(const absl::Status& s) { return s; }

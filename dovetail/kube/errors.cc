@@ -30,13 +30,11 @@ absl::StatusCode CodeFor(int http_code, std::string_view reason) {
     case 409:
       return reason == "AlreadyExists" ? absl::StatusCode::kAlreadyExists
                                        : absl::StatusCode::kAborted;
-    case 410:
+    case 410:  // Gone
+    case 412:  // Precondition Failed
       return absl::StatusCode::kFailedPrecondition;
-    case 412:
-      return absl::StatusCode::kFailedPrecondition;
-    case 415:
-      return absl::StatusCode::kInvalidArgument;
-    case 422:
+    case 415:  // Unsupported Media Type
+    case 422:  // Unprocessable Entity
       return absl::StatusCode::kInvalidArgument;
     case 429:
       return absl::StatusCode::kResourceExhausted;

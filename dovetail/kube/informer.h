@@ -201,7 +201,7 @@ class Informer {
       : client_(client),
         resource_(resource),
         codec_(std::move(codec)),
-        options_(options),
+        options_(std::move(options)),
         decode_errors_(options_.metrics == nullptr
                            ? nullptr
                            : &options_.metrics->NewCounter(

@@ -46,7 +46,7 @@ constexpr char kPodJson[] = R"({
                     "lastTransitionTime": "2024-05-01T10:00:05Z"}]}
 })";
 
-absl::Status DecodePodText(std::string text, StringPool& pool, PodInfo& pod) {
+absl::Status DecodePodText(const std::string& text, StringPool& pool, PodInfo& pod) {
   DecodeContext ctx{.pool = &pool};
   simdjson::ondemand::parser parser;
   simdjson::padded_string padded(text);

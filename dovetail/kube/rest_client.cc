@@ -47,7 +47,7 @@ size_t WriteCallback(char* data, size_t size, size_t count, void* user) {
     state->buffer->append(data, n);
     return n;
   }
-  long code = 0;
+  long code = 0;  // NOLINT(google-runtime-int): CURLINFO_RESPONSE_CODE writes a long
   curl_easy_getinfo(state->curl, CURLINFO_RESPONSE_CODE, &code);
   if (code < 200 || code >= 300) {
     state->error_body.append(data, n);
@@ -356,7 +356,7 @@ absl::StatusOr<HttpResponse> RestClient::Perform(Handle& handle, const HttpReque
   const CURLcode rc = curl_easy_perform(curl);
   curl_slist_free_all(headers);
   curl_slist_free_all(connect_to);
-  long code = 0;
+  long code = 0;  // NOLINT(google-runtime-int): CURLINFO_RESPONSE_CODE writes a long
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
   *retry_after = state.retry_after;
   const bool ended_by_us = state.stopped_by_consumer || (cancel != nullptr && cancel->load());

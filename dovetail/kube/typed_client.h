@@ -32,7 +32,7 @@ class TypedClient {
   }
 
   // Every page (limit/continue) of a list.
-  absl::StatusOr<std::vector<T>> List(std::string_view ns, ListOptions options = {}) {
+  absl::StatusOr<std::vector<T>> List(std::string_view ns, const ListOptions& options = {}) {
     std::vector<T> out;
     RETURN_IF_ERROR(client_.ListAll(resource_, ns, options, [&](const ListPage& page) {
       ASSIGN_OR_RETURN(const nlohmann::json json, ParseJsonBody(page.body));

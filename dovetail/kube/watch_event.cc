@@ -15,8 +15,6 @@ namespace {
 using simdjson::ondemand::object;
 using simdjson::ondemand::value;
 
-using internal::JsonError;
-
 absl::Status ReadListMeta(value v, ListMeta& meta) {
   object obj;
   SJ_GET(v.get_object(), obj, "list metadata");

@@ -44,9 +44,9 @@ struct EndpointLimits {
   // A connection idle this long while a request is read is closed (also the write timeout).
   absl::Duration read_timeout = absl::Seconds(5);
   // GETs carry no body; a client announcing more than this is refused.
-  size_t max_payload_bytes = 4 * 1024;
+  size_t max_payload_bytes = size_t{4} * 1024;
   // Every header line's name, value and separators, summed.
-  size_t max_header_bytes = 16 * 1024;
+  size_t max_header_bytes = size_t{16} * 1024;
 };
 
 class HttpEndpoint {

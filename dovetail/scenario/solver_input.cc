@@ -53,13 +53,13 @@ void AddPools(const Scenario& scenario, bool require_ready, SolverQuestion& q) {
     auto types = scenario.instance_types.find(name);
     if (types == scenario.instance_types.end()) {
       auto error = scenario.instance_type_errors.find(name);
-      absl::Status status = error != scenario.instance_type_errors.end()
-                                ? error->second
-                                : absl::NotFoundError("no instance types resolved");
+      const absl::Status status = error != scenario.instance_type_errors.end()
+                                      ? error->second
+                                      : absl::NotFoundError("no instance types resolved");
       q.skipped.push_back({.name = name,
                            .why = Why::kInstanceTypes,
                            .reason = Cat("instance types: ", status.message()),
-                           .error = std::move(status)});
+                           .error = status});
       continue;
     }
     absl::StatusOr<solver::PoolTemplate> t =

@@ -62,6 +62,7 @@ class SolverInputTest : public ::testing::Test {
 
   static std::vector<std::string> Names(const std::vector<const core::Pod*>& pods) {
     std::vector<std::string> out;
+    out.reserve(pods.size());
     for (const core::Pod* p : pods) out.push_back(p->metadata.name);
     return out;
   }

@@ -30,7 +30,7 @@ NodeSelectorRequirement R(std::string_view key, SelectorOperator op,
   return NodeSelectorRequirement{std::string(key), op, std::move(values), min_values};
 }
 
-Requirements Reqs(std::vector<NodeSelectorRequirement> list) {
+Requirements Reqs(const std::vector<NodeSelectorRequirement>& list) {
   absl::StatusOr<Requirements> r = Requirements::FromNodeSelectorRequirements(list);
   EXPECT_TRUE(r.ok()) << r.status();
   return r.ok() ? *r : Requirements();

@@ -879,7 +879,7 @@ namespace {
 void ConvertOne(const Json& in, const std::string& api, const std::string& kind, bool settings,
                 Context& ctx, State& state, std::vector<Json>& out, std::vector<std::string>& names,
                 char* old_class) {
-  if (settings) {
+  if (settings) {       // NOLINT(bugprone-branch-clone)
     out.push_back(in);  // dropped below, once the kubelets are placed
     names.push_back(ctx.object);
   } else if (api == "karpenter.sh/v1alpha5" && kind == "Provisioner") {

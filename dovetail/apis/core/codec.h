@@ -305,7 +305,7 @@ void FieldCodec::DecodeValue(const nlohmann::json& json, T& out) {
 
 template <typename T>
 nlohmann::json FieldCodec::EncodeValue(const T& value, FieldOptions options) {
-  if constexpr (std::is_same_v<T, std::string>) {
+  if constexpr (std::is_same_v<T, std::string>) {  // NOLINT(bugprone-branch-clone)
     return value;
   } else if constexpr (std::is_same_v<T, bool>) {
     return value;

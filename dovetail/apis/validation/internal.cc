@@ -21,7 +21,7 @@ using core::SelectorOperator;
 constexpr size_t kMaxRequirements = 100;
 constexpr int32_t kMinMinValues = 1;
 constexpr int32_t kMaxMinValues = 50;
-constexpr size_t kMaxAnnotationsBytes = 256 * 1024;
+constexpr size_t kMaxAnnotationsBytes = size_t{256} * 1024;
 
 std::string Message(const absl::Status& status) { return std::string(AsStd(status.message())); }
 

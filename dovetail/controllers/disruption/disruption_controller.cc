@@ -81,7 +81,7 @@ absl::StatusOr<std::unique_ptr<Simulator>> DisruptionController::CreateSimulator
 
 DisruptionController::DisruptionController(const Dependencies& deps, ControllerOptions options)
     : deps_(deps),
-      options_(std::move(options)),
+      options_(options),
       writer_(deps.client, deps.events, deps.clock),
       queue_(deps.cluster, deps.clock, deps.metrics, writer_, options_.queue),
       node_pools_(deps.informers.node_pools()),

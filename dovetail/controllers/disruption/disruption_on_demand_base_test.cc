@@ -159,7 +159,7 @@ const Explanation* Find(const std::vector<Explanation>& explanations, const std:
 
 TEST(DisruptionOnDemandBaseTest, SingleNodeReplacementOfTheBaseStaysOnDemand) {
   // Without a base (or with an invalid one, which is ignored) the cheaper replacement is spot.
-  for (std::optional<std::string> base :
+  for (const std::optional<std::string>& base :
        {std::optional<std::string>(), std::optional<std::string>("lots")}) {
     Scene s(base);
     s.AddNode("big", {.type = "large"});

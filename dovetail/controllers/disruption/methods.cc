@@ -541,7 +541,8 @@ class OnDemandBaseGuard {
     if (std::string still = Violation(command.candidates, narrowed); !still.empty()) {
       return Outcome{.refused = still};  // e.g. the replacement belongs to another pool
     }
-    command.replacements.assign(1, std::move(replacement));
+    command.replacements.clear();
+    command.replacements.push_back(std::move(replacement));
     command.savings_per_hour = sources - command.replacements.front().price;
     return Outcome{.note = absl::StrCat("replacement kept on-demand: ", why)};
   }

@@ -387,7 +387,7 @@ void KubeQueueWriter::Event(const kube::ObjectReference& regarding, std::string_
 
 Queue::Queue(state::Cluster& cluster, const Clock& clock, metrics::Registry* metrics,
              QueueWriter& writer, QueueOptions options)
-    : cluster_(cluster), clock_(clock), writer_(writer), options_(std::move(options)) {
+    : cluster_(cluster), clock_(clock), writer_(writer), options_(options) {
   if (metrics != nullptr) {
     queue_failures_ = &metrics->NewCounter("karpenter_voluntary_disruption_queue_failures_total",
                                            "Number of disruption commands that failed in the "

@@ -19,7 +19,6 @@ namespace {
 
 namespace core = apis::core;
 namespace v1 = apis::v1;
-using scheduling::Requirement;
 using scheduling::Requirements;
 
 }  // namespace

@@ -184,6 +184,7 @@ solver::NewNodeClaim Planned(const std::string& pool, const std::string& hostnam
   claim.pool = pool;
   claim.hostname = hostname;
   std::vector<std::string> names;
+  names.reserve(types.size());
   for (const auto& t : types) names.push_back(t->name());
   claim.requirements.Add(Requirement::In(kIt, names));
   claim.requirements.Add(Requirement::In(kCt, cts));
@@ -279,6 +280,7 @@ std::vector<std::string> OnDemandHosts(const std::vector<solver::NewNodeClaim>& 
 
 std::vector<solver::NewNodeClaim> Batch(const std::string& pool, int n) {
   std::vector<solver::NewNodeClaim> out;
+  out.reserve(n);
   auto type = MakeType({.name = "m", .price = 0.20});
   for (int i = 0; i < n; ++i) out.push_back(Planned(pool, absl::StrCat("h", i), {type}));
   return out;

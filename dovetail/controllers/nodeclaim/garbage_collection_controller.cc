@@ -22,7 +22,7 @@ namespace v1 = apis::v1;
 GarbageCollectionController::GarbageCollectionController(const Dependencies& deps,
                                                          GarbageCollectionOptions options)
     : deps_(deps),
-      options_(std::move(options)),
+      options_(options),
       loop_(kube::WorkQueueOptions{.base_delay = absl::Seconds(1), .max_delay = options_.interval}
                 .WithMetrics(Name(), deps_.metrics),
             options_.interval, [this] { return RunOnce(); }) {}

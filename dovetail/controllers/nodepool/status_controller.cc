@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "dovetail/apis/core/codec.h"
+#include "dovetail/apis/core/condition_set.h"
 #include "dovetail/apis/validation/validation.h"
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/kube/errors.h"

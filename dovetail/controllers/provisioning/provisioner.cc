@@ -85,7 +85,7 @@ std::string FormatResources(const ResourceList& list) {
 
 Provisioner::Provisioner(const Dependencies& deps, Options options)
     : deps_(deps),
-      options_(std::move(options)),
+      options_(options),
       batcher_(std::make_shared<Batcher>(deps.clock,
                                          BatcherOptions{.idle = options_.batch_idle_duration,
                                                         .max = options_.batch_max_duration})),

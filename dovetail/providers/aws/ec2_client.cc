@@ -218,6 +218,7 @@ absl::StatusOr<std::vector<Ec2SpotPrice>> Ec2Client::DescribeSpotPriceHistory(
         }
       }));
   std::vector<Ec2SpotPrice> out;
+  out.reserve(newest.size());
   for (auto& [k, v] : newest) out.push_back(std::move(v));
   return out;
 }

@@ -465,6 +465,7 @@ absl::Status SolverImpl::ApplyTopologyClaim(const Variant& v, const PodClass& c,
     if (g.is_hostname) return;
     const DomainTable& table = domains_.at(g.key);
     std::vector<std::string> values;
+    values.reserve(allowed.size());
     for (int d : allowed) values.push_back(table.names[d]);
     reqs.Add(Requirement::In(g.key, values));
     if (g.key == v1::kLabelTopologyZone || g.key == v1::kCapacityTypeLabelKey) {

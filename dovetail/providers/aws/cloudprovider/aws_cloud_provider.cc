@@ -27,7 +27,7 @@ using scheduling::Requirements;
 namespace {
 
 // EC2's limit on user data (before base64).
-constexpr size_t kMaxUserDataBytes = 16 * 1024;
+constexpr size_t kMaxUserDataBytes = size_t{16} * 1024;
 
 bool IsLaunchTemplateNotFound(const absl::Status& status) {
   const std::string code = AwsErrorCode(status);

@@ -21,7 +21,6 @@ namespace core = apis::core;
 namespace v1 = apis::v1;
 namespace cp = ::dovetail::cloudprovider;
 using nlohmann::json;
-using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 

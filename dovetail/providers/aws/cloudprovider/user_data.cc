@@ -167,6 +167,7 @@ void YamlTo(std::string& out, const json& v, int indent) {
 template <typename Map>
 std::string JoinMap(const Map& m, std::string_view kv_sep) {
   std::vector<std::string> parts;
+  parts.reserve(m.size());
   for (const auto& [k, v] : m) parts.push_back(Cat(k, kv_sep, v));
   return absl::StrJoin(parts, ",");
 }
@@ -482,7 +483,7 @@ class TomlParser {
       // strtoll would clamp) or a float that is not finite (JSON writes null) is refused.
       char* end = nullptr;
       errno = 0;
-      const long long i = std::strtoll(digits.c_str(), &end, 10);
+      const int64_t i = std::strtoll(digits.c_str(), &end, 10);
       if (end != nullptr && *end == '\0') {
         if (errno == ERANGE) return Error(Cat("integer out of range \"", token, "\""));
         return json(static_cast<int64_t>(i));
