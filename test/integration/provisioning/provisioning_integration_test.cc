@@ -182,12 +182,20 @@ class ProvisioningIntegrationTest : public ::testing::Test {
     (void)client_->Delete(kube::resources::kNamespaces, "", ns_);
   }
 
+  // A pod of this test's namespace that only this test's pool may serve: other tests sharing the
+  // API server may leave NodeClaims and Nodes behind, and a small pod would fit on them.
+  nlohmann::json OwnPoolPodJson(const std::string& name) {
+    nlohmann::json pod = kube::testing::PodJson(ns_, name);
+    pod["spec"]["nodeSelector"] = {{"karpenter.sh/nodepool", pool_}};
+    return pod;
+  }
+
   // A pending pod the kube-scheduler found no room for.
   // `claim`: a Dynamic Resource Allocation claim (by template) the container uses.
   // `volume_claim`: a PersistentVolumeClaim the pod mounts.
   void CreatePendingPod(const std::string& name, const std::string& cpu, bool claim = false,
                         const std::string& volume_claim = "") {
-    nlohmann::json pod = kube::testing::PodJson(ns_, name);
+    nlohmann::json pod = OwnPoolPodJson(name);
     pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu;
     if (!volume_claim.empty()) {
       pod["spec"]["volumes"] = {
@@ -605,7 +613,7 @@ TEST_F(ProvisioningIntegrationTest, NamespaceSelectorsSeeTheNamespacesLabels) {
            {"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", ns_}}}}},
            {"topologyKey", "kubernetes.io/hostname"}}}}}}};
   for (const char* name : {"a1", "a2"}) {
-    nlohmann::json pod = kube::testing::PodJson(ns_, name);
+    nlohmann::json pod = OwnPoolPodJson(name);
     pod["spec"]["affinity"] = anti_affinity;
     ASSERT_TRUE(client_->Create(kube::resources::kPods, ns_, pod.dump()).ok());
     pods_.push_back(name);
