@@ -4,21 +4,17 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "dovetail/apis/v1/do_not_disrupt.h"
 #include "dovetail/apis/v1/labels.h"
-#include "dovetail/common/duration.h"
 #include "dovetail/scheduling/requirements.h"
+#include "dovetail/state/pod_predicates.h"
 
 namespace dovetail::scenario {
 namespace {
 
-namespace core = apis::core;
+using state::OwnedBy;
 
-bool OwnedBy(const kube::PodInfo& pod, std::string_view kind) {
-  for (const kube::OwnerRef& owner : pod.meta.owners) {
-    if (owner.kind != nullptr && *owner.kind == kind) return true;
-  }
-  return false;
-}
+namespace core = apis::core;
 
 bool OptsOut(const core::NodeSelectorRequirement& r) {
   return r.key == apis::v1::kNodePoolLabelKey && r.op == core::SelectorOperator::kDoesNotExist;
@@ -62,10 +58,8 @@ bool IsReschedulable(const kube::PodInfo& pod, absl::Time now) {
   if (pod.meta.deletion.has_value() && !OwnedBy(pod, "StatefulSet")) return false;
   if (OwnedBy(pod, "DaemonSet") || OwnedBy(pod, "Node")) return false;
   if (const std::string* value = pod.meta.Annotation(apis::v1::kDoNotDisruptAnnotationKey)) {
-    if (*value == "true") return false;
-    absl::StatusOr<absl::Duration> d = ParseGoDuration(*value);
-    // An invalid value protects nothing (upstream reports it and ignores it).
-    if (d.ok() && pod.start_time.has_value() && now < *pod.start_time + *d) return false;
+    // A duration counts from the pod's start only (a pod not started yet is not protected).
+    if (apis::v1::DoNotDisruptInForce(*value, pod.start_time, now)) return false;
   }
   return true;
 }

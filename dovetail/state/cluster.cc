@@ -6,6 +6,7 @@
 
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/common/absl_compat.h"
+#include "dovetail/state/pod_predicates.h"
 
 namespace dovetail::state {
 
@@ -20,18 +21,6 @@ std::string NodeKeyOf(const kube::NodeInfo& node) {
 std::string ClaimKeyOf(const v1::NodeClaim& claim) {
   return claim.status.provider_id.empty() ? UnlaunchedNodeClaimKey(claim.metadata.name)
                                           : claim.status.provider_id;
-}
-
-bool IsTerminal(const kube::PodInfo& pod) {
-  return pod.phase == apis::core::PodPhase::kSucceeded ||
-         pod.phase == apis::core::PodPhase::kFailed;
-}
-
-bool OwnedByDaemonSet(const kube::PodInfo& pod) {
-  for (const kube::OwnerRef& owner : pod.meta.owners) {
-    if (*owner.kind == "DaemonSet") return true;
-  }
-  return false;
 }
 
 void AddAmounts(absl::flat_hash_map<const std::string*, __int128>& sums,
@@ -147,7 +136,7 @@ void Cluster::UpdatePod(PodPtr pod) {
   if (pod->node_name.empty() || IsTerminal(*pod)) return;
   Binding& binding = bindings_[pod->node_name];
   AddAmounts(binding.requests, pod->requests, +1);
-  if (OwnedByDaemonSet(*pod)) AddAmounts(binding.daemon_set_requests, pod->requests, +1);
+  if (OwnedBy(*pod, "DaemonSet")) AddAmounts(binding.daemon_set_requests, pod->requests, +1);
   pod_nodes_[pod_key] = pod->node_name;
   binding.pods[pod_key] = std::move(pod);
 }
@@ -167,7 +156,7 @@ void Cluster::Unbind(const std::string& pod_key) {
   auto pod = binding->second.pods.find(pod_key);
   if (pod != binding->second.pods.end()) {
     AddAmounts(binding->second.requests, pod->second->requests, -1);
-    if (OwnedByDaemonSet(*pod->second)) {
+    if (OwnedBy(*pod->second, "DaemonSet")) {
       AddAmounts(binding->second.daemon_set_requests, pod->second->requests, -1);
     }
     binding->second.pods.erase(pod);

@@ -12,9 +12,9 @@
 #include "dovetail/controllers/disruption/disruption.h"
 #include "dovetail/controllers/disruption/internal.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
-#include "dovetail/controllers/termination/drain.h"
 #include "dovetail/scenario/pod_filter.h"
 #include "dovetail/scheduling/label_selector.h"
+#include "dovetail/state/pod_predicates.h"
 
 namespace dovetail::controllers::disruption {
 
@@ -91,26 +91,9 @@ double LifetimeRemaining(const state::StateNode& node, absl::Time now) {
   return std::clamp(remaining, 0.0, 1.0);
 }
 
-bool HasActiveDoNotDisrupt(const kube::PodInfo& pod, absl::Time now) {
-  const std::string* value = pod.meta.Annotation(v1::kDoNotDisruptAnnotationKey);
-  if (value == nullptr) return false;
-  core::Pod minimal;
-  minimal.metadata.annotations[std::string(v1::kDoNotDisruptAnnotationKey)] = *value;
-  if (pod.meta.creation != absl::InfinitePast()) {
-    minimal.metadata.creation_timestamp = pod.meta.creation;
-  }
-  minimal.status.start_time = pod.start_time;
-  return termination::HasActiveDoNotDisrupt(minimal, now);
-}
-
 namespace {
 
-bool OwnedBy(const kube::PodInfo& pod, std::string_view kind) {
-  for (const kube::OwnerRef& owner : pod.meta.owners) {
-    if (owner.kind != nullptr && *owner.kind == kind) return true;
-  }
-  return false;
-}
+using state::OwnedBy;
 
 bool ToleratesDisrupted(const kube::PodInfo& pod) {
   for (const kube::CompactToleration& t : pod.tolerations) {
@@ -304,7 +287,7 @@ std::string PodBlock(const std::vector<state::PodPtr>& pods, const PdbsByNamespa
                      absl::Time now) {
   static const std::vector<const core::PodDisruptionBudget*> kNoPdbs;
   for (const state::PodPtr& pod : pods) {
-    if (internal::HasActiveDoNotDisrupt(*pod, now)) {
+    if (state::HasActiveDoNotDisrupt(*pod, now)) {
       return absl::StrCat("pod \"", pod->meta.Key(), "\" has \"",
                           std::string(v1::kDoNotDisruptAnnotationKey), "\" annotation");
     }

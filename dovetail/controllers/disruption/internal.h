@@ -26,8 +26,6 @@ inline constexpr std::string_view kPodDeletionCostAnnotationKey =
 double EvictionCost(const kube::PodInfo& pod);
 // clamp((expireAfter - age) / expireAfter, 0, 1); 1 without expiry.
 double LifetimeRemaining(const state::StateNode& node, absl::Time now);
-// The pod's karpenter.sh/do-not-disrupt is in force (termination::HasActiveDoNotDisrupt).
-bool HasActiveDoNotDisrupt(const kube::PodInfo& pod, absl::Time now);
 // Active, does not tolerate karpenter.sh/disrupted:NoSchedule, not static.
 bool IsEvictable(const kube::PodInfo& pod);
 

@@ -8,6 +8,7 @@
 #include "dovetail/common/duration.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
 #include "dovetail/scheduling/requirements.h"
+#include "dovetail/state/pod_predicates.h"
 
 namespace dovetail::controllers::nodeclaim {
 
@@ -15,10 +16,6 @@ namespace core = apis::core;
 namespace v1 = apis::v1;
 
 namespace {
-
-bool IsTerminal(const kube::PodInfo& pod) {
-  return pod.phase == core::PodPhase::kSucceeded || pod.phase == core::PodPhase::kFailed;
-}
 
 const std::string* Find(const core::StringMap& map, std::string_view key) {
   auto it = map.find(std::string(key));
@@ -31,7 +28,7 @@ bool IsPodEvent(const kube::PodInfo* old_pod, const kube::PodInfo& pod) {
   if (pod.node_name.empty()) return false;
   if (old_pod == nullptr) return true;
   const bool bound = old_pod->node_name.empty();
-  const bool terminal = !IsTerminal(*old_pod) && IsTerminal(pod);
+  const bool terminal = !state::IsTerminal(*old_pod) && state::IsTerminal(pod);
   const bool terminating = !old_pod->meta.deletion.has_value() && pod.meta.deletion.has_value();
   return bound || terminal || terminating;
 }

@@ -7,6 +7,7 @@
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/common/saturating.h"
 #include "dovetail/metrics/resources.h"
+#include "dovetail/state/pod_predicates.h"
 
 namespace dovetail::controllers::observability {
 
@@ -25,13 +26,6 @@ std::vector<std::string> NodeLabelNames(bool with_resource_type) {
 void AddAll(Amounts& into, const std::vector<kube::ResourceAmount>& amounts) {
   for (const kube::ResourceAmount& a : amounts)
     into[*a.name] = SaturatingAdd(into[*a.name], a.milli);
-}
-
-bool OwnedByDaemonSet(const kube::PodInfo& pod) {
-  for (const kube::OwnerRef& owner : pod.meta.owners) {
-    if (owner.kind != nullptr && *owner.kind == "DaemonSet") return true;
-  }
-  return false;
 }
 
 }  // namespace
@@ -105,7 +99,7 @@ void NodeMetrics::Collect(const state::Cluster& cluster, absl::Time now) {
     for (const state::PodPtr& pod : cluster.PodsOn(node.meta.name)) {
       AddAll(requests, pod->requests);
       AddAll(limits, pod->limits);
-      if (OwnedByDaemonSet(*pod)) {
+      if (state::OwnedBy(*pod, "DaemonSet")) {
         AddAll(ds_requests, pod->requests);
         AddAll(ds_limits, pod->limits);
       }

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dovetail/apis/v1/do_not_disrupt.h"
 #include "dovetail/apis/v1/labels.h"
-#include "dovetail/common/duration.h"
 #include "dovetail/scheduling/taints.h"
 
 namespace dovetail::controllers::termination {
@@ -76,15 +76,9 @@ bool HasActiveDoNotDisrupt(const core::Pod& pod, absl::Time now, bool* invalid) 
   if (invalid != nullptr) *invalid = false;
   auto it = pod.metadata.annotations.find(v1::kDoNotDisruptAnnotationKey);
   if (it == pod.metadata.annotations.end()) return false;
-  if (it->second == "true") return true;
-  absl::StatusOr<absl::Duration> duration = ParseGoDuration(it->second);
-  if (!duration.ok() || *duration < absl::ZeroDuration()) {
-    if (invalid != nullptr) *invalid = true;
-    return false;
-  }
-  const absl::Time since = pod.status.start_time.value_or(
-      pod.metadata.creation_timestamp.value_or(absl::InfinitePast()));
-  return now < since + *duration;
+  const std::optional<absl::Time> since =
+      pod.status.start_time.has_value() ? pod.status.start_time : pod.metadata.creation_timestamp;
+  return v1::DoNotDisruptInForce(it->second, since, now, invalid);
 }
 
 std::optional<absl::Time> PodDeleteTime(const core::Pod& pod, std::optional<absl::Time> deadline) {
