@@ -29,15 +29,14 @@
 #include "dovetail/kube/rest_client.h"
 #include "dovetail/metrics/registry.h"
 #include "dovetail/providers/aws/aws_client.h"
-#include "dovetail/providers/aws/credentials.h"
 #include "dovetail/providers/aws/ec2_client.h"
-#include "dovetail/providers/aws/http_transport.h"
 #include "dovetail/providers/aws/interruption/instance_status_controller.h"
 #include "dovetail/providers/aws/test_server.h"
 #include "dovetail/state/cluster.h"
 #include "dovetail/state/cluster_informers.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "test/integration/aws/moto_env.h"
 #include "test/integration/aws/no_cloud.h"
 #include "test/integration/kube/crds.h"
 #include "test/integration/kube/test_env.h"
@@ -192,8 +191,9 @@ class InstanceStatusIntegrationTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(ec2_stand_in_.Start());
     ec2_client_ = std::make_unique<AwsClient>(
-        AwsClient::Dependencies{
-            .transport = transport_, .credentials = &credentials_, .clock = clock_},
+        AwsClient::Dependencies{.transport = aws_connection_.transport,
+                                .credentials = &aws_connection_.credentials,
+                                .clock = aws_connection_.clock},
         AwsClient::Options{
             .service = kEc2, .region = "us-east-1", .endpoint = ec2_stand_in_.url()});
     ec2_ = std::make_unique<Ec2Client>(*ec2_client_);
@@ -202,10 +202,11 @@ class InstanceStatusIntegrationTest : public ::testing::Test {
     ASSERT_NE(rest_, nullptr);
     client_ = std::make_unique<kube::Client>(*rest_);
     kube::testing::InstallCrds(*client_, DOVETAIL_SOURCE_DIR, "dovetail-instance-status-test");
-    events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
+    events_ = std::make_unique<kube::EventRecorder>(*client_, aws_connection_.clock,
+                                                    kube::EventRecorderOptions{});
     informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
     deps_ = std::make_unique<controllers::Dependencies>(controllers::Dependencies{
-        *client_, cluster_, *informers_, cloud_, clock_, *events_, &metrics_});
+        *client_, cluster_, *informers_, cloud_, aws_connection_.clock, *events_, &metrics_});
     controller_ = std::make_unique<InstanceStatusController>(
         *deps_, *ec2_, InstanceStatusOptions{.interval = absl::Milliseconds(300)});
     informers_->Start();
@@ -302,17 +303,14 @@ class InstanceStatusIntegrationTest : public ::testing::Test {
   }
 
   Ec2StandIn ec2_stand_in_;
-  HttpTransport transport_;
-  StaticCredentialsProvider credentials_{
-      AwsCredentials{.access_key_id = "AKIDSTANDIN", .secret_access_key = "stand-in-secret"}};
-  RealClock clock_;
+  testing::MotoConnection aws_connection_;
   std::unique_ptr<AwsClient> ec2_client_;
   std::unique_ptr<Ec2Client> ec2_;
   metrics::Registry metrics_;
 
   std::unique_ptr<kube::RestClient> rest_;
   std::unique_ptr<kube::Client> client_;
-  state::Cluster cluster_{clock_};
+  state::Cluster cluster_{aws_connection_.clock};
   NoCloud cloud_;
   std::unique_ptr<kube::EventRecorder> events_;
   std::unique_ptr<state::ClusterInformers> informers_;

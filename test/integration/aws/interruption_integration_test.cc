@@ -178,7 +178,7 @@ class InterruptionIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(testing::MotoEndpoint().empty()) << "DOVETAIL_MOTO_DIR/endpoint missing";
-    sqs_client_ = testing::MotoClient(kSqs, transport_, &credentials_, clock_);
+    sqs_client_ = aws_connection_.Client(kSqs);
     sqs_ = std::make_unique<SqsClient>(*sqs_client_);
     queue_name_ = UniqueName("dovetail-interruption");
     auto url = sqs_->CreateQueue(queue_name_);
@@ -189,10 +189,11 @@ class InterruptionIntegrationTest : public ::testing::Test {
     ASSERT_NE(rest_, nullptr);
     client_ = std::make_unique<kube::Client>(*rest_);
     kube::testing::InstallCrds(*client_, DOVETAIL_SOURCE_DIR, "dovetail-interruption-test");
-    events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
+    events_ = std::make_unique<kube::EventRecorder>(*client_, aws_connection_.clock,
+                                                    kube::EventRecorderOptions{});
     informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
     deps_ = std::make_unique<controllers::Dependencies>(controllers::Dependencies{
-        *client_, cluster_, *informers_, cloud_, clock_, *events_, &metrics_});
+        *client_, cluster_, *informers_, cloud_, aws_connection_.clock, *events_, &metrics_});
     ControllerOptions options;
     options.queue_name = queue_name_;
     options.receive.wait_time = absl::Seconds(1);
@@ -323,19 +324,16 @@ class InterruptionIntegrationTest : public ::testing::Test {
     return false;
   }
 
-  HttpTransport transport_;
-  StaticCredentialsProvider credentials_{
-      AwsCredentials{.access_key_id = "AKIDMOTOTEST", .secret_access_key = "moto-secret"}};
-  RealClock clock_;
+  testing::MotoConnection aws_connection_;
   std::unique_ptr<AwsClient> sqs_client_;
   std::unique_ptr<SqsClient> sqs_;
   std::string queue_name_, queue_url_;
-  UnavailableOfferings unavailable_{clock_};
+  UnavailableOfferings unavailable_{aws_connection_.clock};
   metrics::Registry metrics_;
 
   std::unique_ptr<kube::RestClient> rest_;
   std::unique_ptr<kube::Client> client_;
-  state::Cluster cluster_{clock_};
+  state::Cluster cluster_{aws_connection_.clock};
   NoCloud cloud_;
   std::unique_ptr<kube::EventRecorder> events_;
   std::unique_ptr<state::ClusterInformers> informers_;
@@ -540,8 +538,8 @@ TEST_F(InterruptionReplaceIntegrationTest, AFailedHandlingIsRedeliveredAndHandle
   kube::WriteGate gate;
   gate.Close();
   kube::Client gated(*rest_, &gate);
-  const controllers::Dependencies deps{gated,  cluster_, *informers_, cloud_,
-                                       clock_, *events_, &metrics_};
+  const controllers::Dependencies deps{
+      gated, cluster_, *informers_, cloud_, aws_connection_.clock, *events_, &metrics_};
   ControllerOptions options;
   options.queue_name = queue_name_;
   options.receive.wait_time = absl::Seconds(1);

@@ -30,7 +30,7 @@ namespace awsv1 = apis::aws::v1;
 namespace core = apis::core;
 namespace v1 = apis::v1;
 namespace cp = ::dovetail::cloudprovider;
-using testing::MotoClient;
+using testing::MotoConnection;
 
 constexpr char kCluster[] = "moto-cluster";
 
@@ -45,7 +45,7 @@ class MotoCloudProviderTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(testing::MotoEndpoint().empty()) << "DOVETAIL_MOTO_DIR/endpoint missing";
-    client_ = MotoClient(kEc2, transport_, &credentials_, clock_);
+    client_ = aws_connection_.Client(kEc2);
     ec2_ = std::make_unique<Ec2Client>(*client_);
 
     const std::string vpc =
@@ -86,8 +86,8 @@ class MotoCloudProviderTest : public ::testing::Test {
     node_class_.status.conditions = {
         {.type = "Ready", .status = core::ConditionStatus::kTrue, .observed_generation = 1}};
 
-    provider_ = testing::MotoCloudProvider(*ec2_, ice_, clock_, &node_class_, kCluster,
-                                           DOVETAIL_AWS_DATA_DIR);
+    provider_ = testing::MotoCloudProvider(*ec2_, ice_, aws_connection_.clock, &node_class_,
+                                           kCluster, DOVETAIL_AWS_DATA_DIR);
     ASSERT_NE(provider_, nullptr);
   }
 
@@ -156,13 +156,10 @@ class MotoCloudProviderTest : public ::testing::Test {
     return c;
   }
 
-  HttpTransport transport_;
-  StaticCredentialsProvider credentials_{
-      AwsCredentials{.access_key_id = "AKIDMOTOTEST", .secret_access_key = "moto-secret"}};
-  RealClock clock_;
+  MotoConnection aws_connection_;
   std::unique_ptr<AwsClient> client_;
   std::unique_ptr<Ec2Client> ec2_;
-  UnavailableOfferings ice_{clock_};
+  UnavailableOfferings ice_{aws_connection_.clock};
   std::string subnet_a_, subnet_b_, sg_, image_;
   awsv1::EC2NodeClass node_class_;
   std::unique_ptr<AwsCloudProvider> provider_;

@@ -10,7 +10,10 @@
 
 #include "dovetail/common/clock.h"
 #include "dovetail/providers/aws/aws_client.h"
+#include "dovetail/providers/aws/credentials.h"
 #include "dovetail/providers/aws/endpoints.h"
+#include "dovetail/providers/aws/http_transport.h"
+#include "dovetail/providers/aws/sigv4.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::providers::aws::testing {
@@ -43,5 +46,18 @@ inline std::unique_ptr<AwsClient> MotoClient(const ServiceInfo& service,
       AwsClient::Dependencies{.transport = transport, .credentials = credentials, .clock = clock},
       options);
 }
+
+// What one test's AWS clients share: a transport, credentials moto (and the stand-ins) accept, a
+// real clock. Client() is MotoClient over them.
+struct MotoConnection {
+  HttpTransport transport;
+  StaticCredentialsProvider credentials{
+      AwsCredentials{.access_key_id = "AKIDMOTOTEST", .secret_access_key = "moto-secret"}};
+  RealClock clock;
+  std::unique_ptr<AwsClient> Client(const ServiceInfo& service,
+                                    const std::string& region = "us-east-1") {
+    return MotoClient(service, transport, &credentials, clock, region);
+  }
+};
 
 }  // namespace dovetail::providers::aws::testing

@@ -21,13 +21,14 @@ namespace dovetail::providers::aws {
 namespace {
 
 using testing::MotoClient;
+using testing::MotoConnection;
 
 class MotoTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(testing::MotoEndpoint().empty()) << "DOVETAIL_MOTO_DIR/endpoint missing";
-    ec2_client_ = MotoClient(kEc2, transport_, &credentials_, clock_);
-    ssm_client_ = MotoClient(kSsm, transport_, &credentials_, clock_);
+    ec2_client_ = aws_connection_.Client(kEc2);
+    ssm_client_ = aws_connection_.Client(kSsm);
   }
 
   // Runs an EC2 action that must succeed and returns its response.
@@ -37,10 +38,7 @@ class MotoTest : public ::testing::Test {
     return doc.ok() ? std::move(*doc) : std::make_unique<pugi::xml_document>();
   }
 
-  HttpTransport transport_;
-  StaticCredentialsProvider credentials_{
-      AwsCredentials{.access_key_id = "AKIDMOTOTEST", .secret_access_key = "moto-secret"}};
-  RealClock clock_;
+  MotoConnection aws_connection_;
   std::unique_ptr<AwsClient> ec2_client_;
   std::unique_ptr<AwsClient> ssm_client_;
 };
@@ -207,7 +205,7 @@ TEST_F(MotoTest, WebIdentityCredentialsComeFromStsAndSignEc2Calls) {
   const std::string token_file = dir + "/token";
   std::ofstream(token_file)
       << "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.sig\n";
-  auto sts = MotoClient(kSts, transport_, nullptr, clock_);
+  auto sts = MotoClient(kSts, aws_connection_.transport, nullptr, aws_connection_.clock);
   auto env = MapEnv({{"AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/dovetail-controller"},
                      {"AWS_WEB_IDENTITY_TOKEN_FILE", token_file},
                      {"AWS_ROLE_SESSION_NAME", "dovetail-it"}});
@@ -215,7 +213,7 @@ TEST_F(MotoTest, WebIdentityCredentialsComeFromStsAndSignEc2Calls) {
   chain.push_back(std::make_unique<EnvironmentCredentialsProvider>(MapEnv({})));
   chain.push_back(std::make_unique<WebIdentityCredentialsProvider>(*sts, env));
   CachingCredentialsProvider provider(std::make_unique<ChainCredentialsProvider>(std::move(chain)),
-                                      clock_);
+                                      aws_connection_.clock);
   auto creds = provider.Get();
   ASSERT_TRUE(creds.ok()) << creds.status();
   EXPECT_FALSE(creds->access_key_id.empty());
@@ -228,7 +226,7 @@ TEST_F(MotoTest, WebIdentityCredentialsComeFromStsAndSignEc2Calls) {
   EXPECT_EQ(sts->Stats("AssumeRoleWithWebIdentity").calls, 1);
 
   // Cached: a second Get does not call STS again; the credentials sign EC2 calls.
-  auto ec2_client = MotoClient(kEc2, transport_, &provider, clock_);
+  auto ec2_client = MotoClient(kEc2, aws_connection_.transport, &provider, aws_connection_.clock);
   ASSERT_TRUE(Ec2Client(*ec2_client).DescribeAvailabilityZones().ok());
   ASSERT_TRUE(Ec2Client(*ec2_client).DescribeAvailabilityZones().ok());
   EXPECT_EQ(provider.fetches(), 1);
@@ -239,7 +237,7 @@ TEST_F(MotoTest, WebIdentityCredentialsComeFromStsAndSignEc2Calls) {
 // empty: the endpoint, the CA (EKS's, as the controller's client has none here) and the service
 // CIDR from DescribeCluster, the DNS IP from the kube-dns lookup.
 TEST_F(MotoTest, BootstrapComesFromDescribeClusterWhenNotSet) {
-  auto eks_client = MotoClient(kEks, transport_, &credentials_, clock_);
+  auto eks_client = aws_connection_.Client(kEks);
   EksClient eks(*eks_client);
   auto created =
       eks.CreateCluster("dovetail-bootstrap", "arn:aws:iam::123456789012:role/eks",

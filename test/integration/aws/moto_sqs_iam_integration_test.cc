@@ -14,20 +14,17 @@
 namespace dovetail::providers::aws {
 namespace {
 
-using testing::MotoClient;
+using testing::MotoConnection;
 
 class MotoSqsIamTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(testing::MotoEndpoint().empty()) << "DOVETAIL_MOTO_DIR/endpoint missing";
-    sqs_client_ = MotoClient(kSqs, transport_, &credentials_, clock_);
-    iam_client_ = MotoClient(kIam, transport_, &credentials_, clock_);
+    sqs_client_ = aws_connection_.Client(kSqs);
+    iam_client_ = aws_connection_.Client(kIam);
   }
 
-  HttpTransport transport_;
-  StaticCredentialsProvider credentials_{
-      AwsCredentials{.access_key_id = "AKIDMOTOTEST", .secret_access_key = "moto-secret"}};
-  RealClock clock_;
+  MotoConnection aws_connection_;
   std::unique_ptr<AwsClient> sqs_client_;
   std::unique_ptr<AwsClient> iam_client_;
 };

@@ -18,21 +18,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "dovetail/cloudprovider/kwok/kwok_cloud_provider.h"
-#include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
 #include "dovetail/common/clock.h"
-#include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/disruption/disruption_controller.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/errors.h"
-#include "dovetail/kube/event_recorder.h"
 #include "dovetail/kube/rest_client.h"
 #include "dovetail/metrics/registry.h"
 #include "dovetail/state/cluster.h"
-#include "dovetail/state/cluster_informers.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/integration/kube/crds.h"
+#include "test/integration/kube/kwok_controller_env.h"
 #include "test/integration/kube/test_env.h"
 
 namespace dovetail::controllers::disruption {
@@ -57,13 +53,7 @@ class DisruptionControllerIntegrationTest : public ::testing::Test {
     ASSERT_NE(rest_, nullptr);
     client_ = std::make_unique<kube::Client>(*rest_);
     kube::testing::InstallCrds(*client_, DOVETAIL_SOURCE_DIR, "dovetail-disruption-test");
-    auto catalog = cloudprovider::kwok::SyntheticCatalog();
-    ASSERT_TRUE(catalog.ok()) << catalog.status();
-    cloud_ = std::make_unique<cloudprovider::kwok::KwokCloudProvider>(*client_, *catalog);
-    events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
-    informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
-    deps_ = std::make_unique<Dependencies>(
-        Dependencies{*client_, cluster_, *informers_, *cloud_, clock_, *events_, &metrics_});
+    ASSERT_NO_FATAL_FAILURE(env_.Init(*client_, cluster_, clock_, &metrics_));
     pool_ = UniqueName("disr-ctl");
     const json pool = {{"apiVersion", "karpenter.sh/v1"},
                        {"kind", "NodePool"},
@@ -82,14 +72,13 @@ class DisruptionControllerIntegrationTest : public ::testing::Test {
                                {"name", "default"}}}}}}}}}};
     auto created = client_->Create(kube::resources::kNodePools, "", pool.dump());
     ASSERT_TRUE(created.ok()) << created.status();
-    informers_->Start();
-    ASSERT_TRUE(informers_->WaitForSync(absl::Now() + absl::Seconds(60)));
+    ASSERT_NO_FATAL_FAILURE(env_.StartInformers());
   }
 
   void TearDown() override {
     if (controller_ != nullptr) controller_->Stop();
     controller_.reset();
-    if (informers_ != nullptr) informers_->Stop();
+    env_.StopInformers();
     if (client_ == nullptr) return;
     for (const std::string& name : nodes_) {
       (void)client_->Delete(kube::resources::kNodes, "", name);
@@ -195,10 +184,7 @@ class DisruptionControllerIntegrationTest : public ::testing::Test {
   state::Cluster cluster_{clock_};
   std::unique_ptr<kube::RestClient> rest_;
   std::unique_ptr<kube::Client> client_;
-  std::unique_ptr<cloudprovider::kwok::KwokCloudProvider> cloud_;
-  std::unique_ptr<kube::EventRecorder> events_;
-  std::unique_ptr<state::ClusterInformers> informers_;
-  std::unique_ptr<Dependencies> deps_;
+  kube::testing::KwokControllerEnv env_;
   std::unique_ptr<DisruptionController> controller_;
   std::string pool_;
   std::vector<std::string> nodes_;
@@ -214,7 +200,7 @@ TEST_F(DisruptionControllerIntegrationTest, RemovesStaleMarksThenAnEmptyNodeWith
   options.poll_interval = absl::Milliseconds(200);
   options.validation_delay = absl::Milliseconds(500);
   options.queue.poll = absl::Milliseconds(100);
-  controller_ = std::make_unique<DisruptionController>(*deps_, options);
+  controller_ = std::make_unique<DisruptionController>(*env_.deps, options);
   controller_->Start();
 
   // Crash recovery first.

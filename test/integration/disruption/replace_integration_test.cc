@@ -19,21 +19,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "dovetail/cloudprovider/kwok/kwok_cloud_provider.h"
-#include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
 #include "dovetail/common/clock.h"
-#include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/disruption/disruption_controller.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/errors.h"
-#include "dovetail/kube/event_recorder.h"
 #include "dovetail/kube/rest_client.h"
 #include "dovetail/metrics/registry.h"
 #include "dovetail/state/cluster.h"
-#include "dovetail/state/cluster_informers.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/integration/kube/crds.h"
+#include "test/integration/kube/kwok_controller_env.h"
 #include "test/integration/kube/test_env.h"
 
 namespace dovetail::controllers::disruption {
@@ -58,13 +54,7 @@ class ReplaceIntegrationTest : public ::testing::Test {
     ASSERT_NE(rest_, nullptr);
     client_ = std::make_unique<kube::Client>(*rest_);
     kube::testing::InstallCrds(*client_, DOVETAIL_SOURCE_DIR, "dovetail-disruption-test");
-    auto catalog = cloudprovider::kwok::SyntheticCatalog();
-    ASSERT_TRUE(catalog.ok()) << catalog.status();
-    cloud_ = std::make_unique<cloudprovider::kwok::KwokCloudProvider>(*client_, *catalog);
-    events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
-    informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
-    deps_ = std::make_unique<Dependencies>(
-        Dependencies{*client_, cluster_, *informers_, *cloud_, clock_, *events_, &metrics_});
+    ASSERT_NO_FATAL_FAILURE(env_.Init(*client_, cluster_, clock_, &metrics_));
     namespace_ = UniqueName("replace");
     kube::testing::CreateNamespace(*client_, namespace_);
     pool_ = UniqueName("replace");
@@ -86,13 +76,12 @@ class ReplaceIntegrationTest : public ::testing::Test {
                                {"name", "default"}}}}}}}}}};
     auto created = client_->Create(kube::resources::kNodePools, "", pool.dump());
     ASSERT_TRUE(created.ok()) << created.status();
-    informers_->Start();
-    ASSERT_TRUE(informers_->WaitForSync(absl::Now() + absl::Seconds(60)));
+    ASSERT_NO_FATAL_FAILURE(env_.StartInformers());
 
     ControllerOptions options;
     options.queue.poll = absl::Milliseconds(100);
     options.replace_sync_timeout = absl::Milliseconds(300);
-    controller_ = std::make_unique<DisruptionController>(*deps_, options);
+    controller_ = std::make_unique<DisruptionController>(*env_.deps, options);
     ASSERT_TRUE(controller_->WaitForInformers(absl::Now() + absl::Seconds(60)));
     // The pool must be in the controller's informer before a simulation can launch in it.
     ASSERT_TRUE(WaitFor([&] {
@@ -104,7 +93,7 @@ class ReplaceIntegrationTest : public ::testing::Test {
 
   void TearDown() override {
     controller_.reset();
-    if (informers_ != nullptr) informers_->Stop();
+    env_.StopInformers();
     if (client_ == nullptr) return;
     for (const std::string& name : nodes_) {
       (void)client_->Delete(kube::resources::kNodes, "", name);
@@ -215,10 +204,7 @@ class ReplaceIntegrationTest : public ::testing::Test {
   state::Cluster cluster_{clock_};
   std::unique_ptr<kube::RestClient> rest_;
   std::unique_ptr<kube::Client> client_;
-  std::unique_ptr<cloudprovider::kwok::KwokCloudProvider> cloud_;
-  std::unique_ptr<kube::EventRecorder> events_;
-  std::unique_ptr<state::ClusterInformers> informers_;
-  std::unique_ptr<Dependencies> deps_;
+  kube::testing::KwokControllerEnv env_;
   std::unique_ptr<DisruptionController> controller_;
   std::string namespace_;
   std::string pool_;

@@ -27,10 +27,7 @@
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/apis/v1/nodeclaim.h"
 #include "dovetail/apis/v1/nodepool.h"
-#include "dovetail/cloudprovider/kwok/kwok_cloud_provider.h"
-#include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
 #include "dovetail/common/clock.h"
-#include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/launch/node_claim_builder.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
 #include "dovetail/controllers/nodeclaim/disruption_conditions_controller.h"
@@ -40,7 +37,6 @@
 #include "dovetail/controllers/nodepool/status_controller.h"
 #include "dovetail/kube/client.h"
 #include "dovetail/kube/errors.h"
-#include "dovetail/kube/event_recorder.h"
 #include "dovetail/kube/rest_client.h"
 #include "dovetail/kube/typed_client.h"
 #include "dovetail/metrics/registry.h"
@@ -49,6 +45,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/integration/kube/crds.h"
+#include "test/integration/kube/kwok_controller_env.h"
 #include "test/integration/kube/test_env.h"
 
 namespace dovetail::controllers::nodeclaim {
@@ -90,26 +87,19 @@ class NodeClaimDisruptionIntegrationTest : public ::testing::Test {
     kube::testing::InstallCrds(*client_, DOVETAIL_SOURCE_DIR, "dovetail-nodeclaim-test");
     clock_.Set(absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now())));
 
-    auto catalog = cloudprovider::kwok::SyntheticCatalog();
-    ASSERT_TRUE(catalog.ok()) << catalog.status();
-    cloud_ = std::make_unique<cloudprovider::kwok::KwokCloudProvider>(*client_, *catalog);
-    events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
-    informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
-    deps_ = std::make_unique<Dependencies>(
-        Dependencies{*client_, cluster_, *informers_, *cloud_, clock_, *events_, &metrics_});
+    ASSERT_NO_FATAL_FAILURE(env_.Init(*client_, cluster_, clock_, &metrics_));
 
     pool_ = UniqueName("nc-it");
     auto created = client_->Create(kube::resources::kNodePools, "", NodePoolJson(pool_).dump());
     ASSERT_TRUE(created.ok()) << created.status();
 
-    hash_ = std::make_unique<nodepool::HashController>(*deps_);
+    hash_ = std::make_unique<nodepool::HashController>(*env_.deps);
     status_ = std::make_unique<nodepool::StatusController>(
-        *deps_, nodepool::StatusOptions{.period = absl::Seconds(1)});
-    conditions_ = std::make_unique<DisruptionConditionsController>(*deps_);
-    expiration_ = std::make_unique<ExpirationController>(*deps_);
-    pod_events_ = std::make_unique<PodEventsController>(*deps_);
-    informers_->Start();
-    ASSERT_TRUE(informers_->WaitForSync(absl::Now() + absl::Seconds(60)));
+        *env_.deps, nodepool::StatusOptions{.period = absl::Seconds(1)});
+    conditions_ = std::make_unique<DisruptionConditionsController>(*env_.deps);
+    expiration_ = std::make_unique<ExpirationController>(*env_.deps);
+    pod_events_ = std::make_unique<PodEventsController>(*env_.deps);
+    ASSERT_NO_FATAL_FAILURE(env_.StartInformers());
     hash_->Start();
     status_->Start();
     conditions_->Start();
@@ -128,7 +118,7 @@ class NodeClaimDisruptionIntegrationTest : public ::testing::Test {
     if (conditions_ != nullptr) conditions_->Stop();
     if (expiration_ != nullptr) expiration_->Stop();
     if (pod_events_ != nullptr) pod_events_->Stop();
-    if (informers_ != nullptr) informers_->Stop();
+    env_.StopInformers();
     hash_.reset();
     status_.reset();
     conditions_.reset();
@@ -237,10 +227,7 @@ class NodeClaimDisruptionIntegrationTest : public ::testing::Test {
   metrics::Registry metrics_;
   std::unique_ptr<kube::RestClient> rest_;
   std::unique_ptr<kube::Client> client_;
-  std::unique_ptr<cloudprovider::CloudProvider> cloud_;
-  std::unique_ptr<kube::EventRecorder> events_;
-  std::unique_ptr<state::ClusterInformers> informers_;
-  std::unique_ptr<Dependencies> deps_;
+  kube::testing::KwokControllerEnv env_;
   std::unique_ptr<nodepool::HashController> hash_;
   std::unique_ptr<nodepool::StatusController> status_;
   std::unique_ptr<DisruptionConditionsController> conditions_;
@@ -368,8 +355,8 @@ TEST_F(NodeClaimDisruptionIntegrationTest, EarlierStampsAreRestampedNotDrifted) 
   const std::string own = CreateClaimOf(legacy, "1234567890", "v3", "gold");
   const std::string v2 = CreateClaimOf(older, "42", "v2", "gold");
   ASSERT_TRUE(WaitFor([&] {
-    return informers_->node_claims().store().Get(own) != nullptr &&
-           informers_->node_claims().store().Get(v2) != nullptr;
+    return env_.informers->node_claims().store().Get(own) != nullptr &&
+           env_.informers->node_claims().store().Get(v2) != nullptr;
   }));
   nlohmann::json legacy_pool = NodePoolJson(legacy);
   nlohmann::json older_pool = NodePoolJson(older);

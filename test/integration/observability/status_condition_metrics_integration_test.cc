@@ -6,27 +6,22 @@
 // tests share the API server, so every assertion is about this test's objects (its NodePool name
 // is the karpenter_sh_nodepool label value).
 
-#include <cstdlib>
 #include <initializer_list>
 #include <memory>
 #include <string>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "dovetail/cloudprovider/kwok/kwok_cloud_provider.h"
-#include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
 #include "dovetail/common/clock.h"
-#include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/observability/status_condition_metrics_controller.h"
 #include "dovetail/kube/client.h"
-#include "dovetail/kube/event_recorder.h"
 #include "dovetail/kube/rest_client.h"
 #include "dovetail/metrics/registry.h"
 #include "dovetail/state/cluster.h"
-#include "dovetail/state/cluster_informers.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "test/integration/kube/crds.h"
+#include "test/integration/kube/kwok_controller_env.h"
 #include "test/integration/kube/test_env.h"
 
 namespace dovetail::controllers::observability {
@@ -54,33 +49,20 @@ class StatusConditionMetricsIntegrationTest : public ::testing::Test {
     rest_ = kube::testing::NewRestClient(kube::testing::KubeconfigFromEnv());
     ASSERT_NE(rest_, nullptr);
     client_ = std::make_unique<kube::Client>(*rest_);
-    const char* bin = std::getenv("DOVETAIL_K8S_BIN");
-    ASSERT_NE(bin, nullptr) << "DOVETAIL_K8S_BIN is not set (run under ctest)";
-    const std::string command =
-        absl::StrCat(bin, "/kubectl apply --server-side --force-conflicts ",
-                     "--field-manager=dovetail-observability-test -f ", DOVETAIL_SOURCE_DIR,
-                     "/charts/dovetail/crds > /dev/null");
-    ASSERT_EQ(std::system(command.c_str()), 0) << command;
-    ASSERT_TRUE(WaitFor([&] { return client_->List(kube::resources::kNodeClaims, "").ok(); }));
+    ASSERT_NO_FATAL_FAILURE(
+        kube::testing::InstallCrds(*client_, DOVETAIL_SOURCE_DIR, "dovetail-observability-test"));
 
-    auto catalog = cloudprovider::kwok::SyntheticCatalog();
-    ASSERT_TRUE(catalog.ok()) << catalog.status();
-    cloud_ = std::make_unique<cloudprovider::kwok::KwokCloudProvider>(*client_, *catalog);
-    events_ = std::make_unique<kube::EventRecorder>(*client_, clock_, kube::EventRecorderOptions{});
-    informers_ = std::make_unique<state::ClusterInformers>(*client_, cluster_);
-    deps_ = std::make_unique<Dependencies>(
-        Dependencies{*client_, cluster_, *informers_, *cloud_, clock_, *events_, &metrics_});
+    ASSERT_NO_FATAL_FAILURE(env_.Init(*client_, cluster_, clock_, &metrics_));
     controller_ = std::make_unique<StatusConditionMetricsController>(
-        *deps_, StatusConditionMetricsOptions{.period = absl::Milliseconds(200)});
-    informers_->Start();
-    ASSERT_TRUE(informers_->WaitForSync(absl::Now() + absl::Seconds(60)));
+        *env_.deps, StatusConditionMetricsOptions{.period = absl::Milliseconds(200)});
+    ASSERT_NO_FATAL_FAILURE(env_.StartInformers());
     controller_->Start();
     ASSERT_TRUE(controller_->node_pools().WaitForSync(absl::Now() + absl::Seconds(60)));
   }
 
   void TearDown() override {
     if (controller_ != nullptr) controller_->Stop();
-    if (informers_ != nullptr) informers_->Stop();
+    env_.StopInformers();
     controller_.reset();
     if (client_ == nullptr) return;
     if (!claim_.empty()) {
@@ -110,10 +92,7 @@ class StatusConditionMetricsIntegrationTest : public ::testing::Test {
   RealClock clock_;
   metrics::Registry metrics_;
   state::Cluster cluster_{clock_};
-  std::unique_ptr<cloudprovider::kwok::KwokCloudProvider> cloud_;
-  std::unique_ptr<kube::EventRecorder> events_;
-  std::unique_ptr<state::ClusterInformers> informers_;
-  std::unique_ptr<Dependencies> deps_;
+  kube::testing::KwokControllerEnv env_;
   std::unique_ptr<StatusConditionMetricsController> controller_;
   std::string pool_;
   std::string claim_;
