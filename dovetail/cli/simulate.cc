@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "dovetail/cli/commands.h"
 #include "dovetail/simulate/simulation.h"
 
@@ -31,12 +32,12 @@ int RunSimulate(const SimulateFlags& f) {
     std::cerr << "error: catalog: " << catalog.status().message() << "\n";
     return 1;
   }
-  auto scenario = simulate::Scenario::FromFiles(f.files);
+  auto scenario = scenario::ManifestScenario::FromFiles(f.files, absl::Now());
   if (!scenario.ok()) {
     std::cerr << "error: " << scenario.status().message() << "\n";
     return 1;
   }
-  if ((*scenario)->node_pool_count() == 0) {
+  if ((*scenario)->scenario().node_pools.empty()) {
     std::cerr << "warning: no NodePool in the input; every pod will be unschedulable\n";
   }
   solver::Options options;

@@ -20,6 +20,10 @@ inline constexpr size_t kMaxKubeconfigBytes = size_t{16} << 20;  // 16 MiB
 // One manifest file or standard input read by the CLI (`validate`, `simulate`, `convert`, `hash`;
 // apis/core/manifest.h). A simulate fixture of 20,000 pods is about 20 MiB.
 inline constexpr size_t kMaxManifestBytes = size_t{256} << 20;  // 256 MiB
+// The pods of the workloads `simulate` expands (replicas, parallelism: scenario/from_manifests.h),
+// summed over its input: a few bytes of YAML may ask for two billion replicas. The largest
+// benchmark fixture has 20,000 pods.
+inline constexpr size_t kMaxScenarioPods = 1'000'000;
 // One catalog file (instance types, prices, offerings: cloudprovider/aws_catalog.h) read by
 // `simulate --catalog DIR`, `--spot-prices`, DOVETAIL_KWOK_CATALOG and DOVETAIL_AWS_CATALOG. The
 // built-in AWS catalog (data/aws) is under 200 KiB per file.

@@ -127,6 +127,10 @@ void AddPods(const Scenario& scenario, SolverQuestion& q) {
            std::tie(b->metadata.namespace_, b->metadata.name);
   });
   for (const auto& pod : q.pods) q.input.pods.push_back(pod.get());
+  std::sort(q.ignored.begin(), q.ignored.end(), [](const IgnoredPod& a, const IgnoredPod& b) {
+    return std::tie(a.pod->metadata.namespace_, a.pod->metadata.name) <
+           std::tie(b.pod->metadata.namespace_, b.pod->metadata.name);
+  });
 }
 
 // Step 3: DaemonSets as the pods they run on a new node, and namespace labels.

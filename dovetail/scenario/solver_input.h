@@ -3,17 +3,20 @@
 //
 // Nodes: every launched, active StateNode, with its bound pods (solver_nodes.h).
 // Pods to place, ordered by namespace/name: the pending pods that are not ignored (pod_filter.h;
-// the ignored ones are returned with their reason, for the caller's events), then the
-// reschedulable pods of nodes going away (marked for deletion or deleting: their room is made
-// ahead of the drain), with spec.nodeName cleared.
+// the ignored ones are returned, in the same order, with their reason for the caller's events),
+// then the reschedulable pods of nodes going away (marked for deletion or deleting: their room is
+// made ahead of the drain), with spec.nodeName cleared.
+//
 // NodePools, by name: a pool is left out, with the reason, when it is being deleted, static
 // (spec.replicas), not Ready (Ready=False/Unknown, or no Ready condition when
 // `require_ready_node_pools`), its instance types are unknown, its template does not parse, or no
 // instance type is compatible with its requirements and has an available offering they allow.
 // Every other pool becomes a solver::PoolTemplate holding exactly its compatible types and the
 // room left under its limits.
+//
 // DaemonSets, by namespace/name (except those with DRA requirements, as upstream), become the pods
 // they run on a new node; namespaces give their labels.
+//
 // Volume topology (volume_topology.h) constrains the pods to place and the bound pods (which
 // disruption may move).
 //
