@@ -153,10 +153,9 @@ class Expander {
     } else if (m.api_version == "v1" && (k == "Pod" || k == "PersistentVolumeClaim")) {
       RETURN_IF_ERROR(CountPods(m, k == "Pod" ? 1 : 0));
       Keep(m, m.json, /*namespaced=*/true);
-    } else if (m.api_version == "v1" &&
-               (k == "Node" || k == "PersistentVolume" || k == "Namespace")) {
-      Keep(m, m.json, /*namespaced=*/false);
-    } else if (k == "StorageClass" && group == "storage.k8s.io") {
+    } else if ((m.api_version == "v1" &&
+                (k == "Node" || k == "PersistentVolume" || k == "Namespace")) ||
+               (k == "StorageClass" && group == "storage.k8s.io")) {
       Keep(m, m.json, /*namespaced=*/false);
     } else if (k == "DaemonSet" && m.api_version == "apps/v1") {
       RETURN_IF_ERROR(Check<core::DaemonSet>(m));
