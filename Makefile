@@ -132,9 +132,9 @@ format:
 format-check:
 	@git ls-files '*.h' '*.cc' | xargs clang-format --dry-run --Werror
 
-# clang-tidy (.clang-tidy) on the sources under dovetail/ changed in the last day of commits or in
-# the work tree (scripts/lint; LINT_BASE=<commit> for another range, LINT_ARGS=--all for all);
-# part of `make test`.
+# clang-tidy (.clang-tidy) on the sources under dovetail/ changed since the commit in
+# scripts/lint-base (the last one linted in CI) or in the work tree (scripts/lint; LINT_BASE=<commit>
+# for another range, LINT_ARGS=--all for all); part of `make test`.
 lint:
 	@scripts/lint --jobs $(JOBS) $(LINT_ARGS)
 
