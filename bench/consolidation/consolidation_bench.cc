@@ -537,7 +537,7 @@ absl::StatusOr<Repack> RepackAll(const Cluster& c) {
   for (const state::StateNode& sn : view.snapshot.nodes) {
     for (const state::PodPtr& info : view.snapshot.pods_by_node.at(sn.Name())) {
       if (*info->meta.namespace_ == "kube-system") continue;  // the DaemonSet's
-      ASSIGN_OR_RETURN(core::Pod pod, state::ToPod(*info));
+      core::Pod pod = state::ToPod(*info);
       pod.spec.node_name.clear();
       owned.push_back(std::make_unique<core::Pod>(std::move(pod)));
       in.pods.push_back(owned.back().get());

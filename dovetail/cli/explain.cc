@@ -285,14 +285,13 @@ absl::StatusOr<json> ExplainPod(Live& live, const std::string& target) {
     }
     return out;
   }
-  absl::StatusOr<apis::core::Pod> pod = state::ToPod(*info);
-  if (!pod.ok()) return pod.status();
+  const apis::core::Pod pod = state::ToPod(*info);
   // The provisioner's question, asked of this one pod.
   ASSIGN_OR_RETURN(scenario::Scenario scenario, live.provisioner().ReadScenario());
   scenario.pending_pods.clear();
-  ASSIGN_OR_RETURN(scenario::SolverQuestion pass,
-                   scenario::BuildSolverInput(scenario, live.provisioner().InputOptions()));
-  pass.input.pods = {&*pod};
+  scenario::SolverQuestion pass =
+      scenario::BuildSolverInput(scenario, live.provisioner().InputOptions());
+  pass.input.pods = {&pod};
   pass.input.options.improve = false;
   ASSIGN_OR_RETURN(solver::Plan plan, solver::Solve(pass.input));
   out["status"] = "pending";

@@ -13,7 +13,6 @@
 #include "dovetail/common/saturating.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/kube/wire.h"
-#include "nlohmann/json.hpp"
 
 namespace dovetail::kube {
 namespace {
@@ -355,9 +354,18 @@ absl::Status DecodePodSpec(value v, const DecodeContext& ctx, PodInfo& out) {
         return absl::OkStatus();
       });
     } else if (key == "affinity") {
-      return RawJson(item, out.affinity_json, "spec.affinity");
+      std::string text;
+      RETURN_IF_ERROR(RawJson(item, text, "spec.affinity"));
+      if (text.empty()) return absl::OkStatus();
+      ASSIGN_OR_RETURN(out.affinity, ctx.constraints != nullptr ? ctx.constraints->Affinity(text)
+                                                                : DecodeAffinity(text));
     } else if (key == "topologySpreadConstraints") {
-      return RawJson(item, out.topology_spread_json, "spec.topologySpreadConstraints");
+      std::string text;
+      RETURN_IF_ERROR(RawJson(item, text, "spec.topologySpreadConstraints"));
+      if (text.empty()) return absl::OkStatus();
+      ASSIGN_OR_RETURN(out.topology_spread, ctx.constraints != nullptr
+                                                ? ctx.constraints->TopologySpread(text)
+                                                : DecodeTopologySpread(text));
     } else if (key == "volumes") {
       return ForElements(item, "spec.volumes", [&](value vol) -> absl::Status {
         return ForFields(vol, "spec.volumes",
@@ -570,15 +578,6 @@ const std::string* CompactMeta::Annotation(std::string_view key) const {
   return nullptr;
 }
 
-absl::StatusOr<std::optional<apis::core::Affinity>> PodInfo::ParsedAffinity() const {
-  if (affinity_json.empty()) return std::optional<apis::core::Affinity>();
-  const nlohmann::json json = nlohmann::json::parse(affinity_json, nullptr, false);
-  if (json.is_discarded()) return absl::InvalidArgumentError("spec.affinity: malformed JSON");
-  apis::core::Affinity affinity;
-  RETURN_IF_ERROR(apis::core::DecodeJson(json, affinity));
-  return std::optional<apis::core::Affinity>(std::move(affinity));
-}
-
 int64_t PodInfo::RequestMilli(std::string_view resource) const {
   for (const ResourceAmount& r : requests) {
     if (*r.name == resource) return r.milli;
@@ -611,10 +610,11 @@ absl::Status DecodeNode(object obj, const DecodeContext& ctx, NodeInfo& out) {
   });
 }
 
+// The decoded affinity and topology spread are shared among pods (pod_constraints.h) and, as the
+// interned strings, not counted per pod.
 size_t ApproximateBytes(const PodInfo& pod) {
   size_t bytes = sizeof(PodInfo) + MetaBytes(pod.meta) + StringBytes(pod.node_name) +
-                 StringBytes(pod.nominated_node_name) + StringBytes(pod.affinity_json) +
-                 StringBytes(pod.topology_spread_json);
+                 StringBytes(pod.nominated_node_name);
   bytes += (pod.requests.capacity() + pod.limits.capacity()) * sizeof(ResourceAmount);
   bytes += pod.node_selector.capacity() * sizeof(KeyValue);
   for (const KeyValue& kv : pod.node_selector) bytes += StringBytes(kv.value);

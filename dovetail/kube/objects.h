@@ -3,8 +3,8 @@
 // kept. Each struct holds only what Dovetail's scheduling, state and disruption logic read;
 // repeated strings (namespaces, label/taint/resource keys, owner kinds) are interned in a
 // StringPool shared by the informer. Rare, structured and scheduling-only fields (affinity,
-// topology spread constraints) are kept as their compact JSON text and decoded into the
-// dovetail/apis types on demand (ParsedAffinity()).
+// topology spread constraints) are decoded once into the dovetail/apis types, shared among the pods
+// with the same text through a PodConstraintPool (pod_constraints.h).
 // Low-volume kinds (NodePool, NodeClaim, EC2NodeClass, PDB, ...) are cached as their full
 // dovetail/apis structs through ApiObjectCodec (informer.h).
 // Plain data; decoding functions are thread-safe given a thread-safe pool.
@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "dovetail/apis/core/pod.h"
+#include "dovetail/kube/pod_constraints.h"
 #include "dovetail/kube/string_pool.h"
 #include "simdjson.h"
 
@@ -103,12 +104,12 @@ struct PodInfo {
   // Dynamic Resource Allocation: spec.resourceClaims or a container's resources.claims.
   bool has_dra_requirements = false;
   std::vector<int32_t> host_ports;
-  std::string affinity_json;  // empty when unset
-  std::string topology_spread_json;
+  // spec.affinity and spec.topologySpreadConstraints, decoded with the pod; null when unset or
+  // empty. Immutable and possibly shared with other pods.
+  AffinityPtr affinity;
+  TopologySpreadPtr topology_spread;
   std::optional<absl::Time> start_time;
 
-  // Decodes affinity_json. Errors: InvalidArgument.
-  absl::StatusOr<std::optional<apis::core::Affinity>> ParsedAffinity() const;
   int64_t RequestMilli(std::string_view resource) const;
 };
 
@@ -128,6 +129,8 @@ struct NodeInfo {
 // What the decoders keep beyond the fixed fields.
 struct DecodeContext {
   StringPool* pool = nullptr;
+  // Shares decoded affinity and topology spread among pods; null decodes each pod's own.
+  PodConstraintPool* constraints = nullptr;
   // Annotation keys to keep (exact); empty keeps none.
   std::vector<std::string> annotation_keys = {"karpenter.sh/do-not-disrupt",
                                               "kubernetes.io/config.mirror",

@@ -7,6 +7,7 @@
 #include "dovetail/kube/informer.h"
 #include "dovetail/kube/store.h"
 #include "dovetail/kube/watch_event.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::kube {
@@ -46,8 +47,9 @@ constexpr char kPodJson[] = R"({
                     "lastTransitionTime": "2024-05-01T10:00:05Z"}]}
 })";
 
-absl::Status DecodePodText(const std::string& text, StringPool& pool, PodInfo& pod) {
-  DecodeContext ctx{.pool = &pool};
+absl::Status DecodePodText(const std::string& text, StringPool& pool, PodInfo& pod,
+                           PodConstraintPool* constraints = nullptr) {
+  DecodeContext ctx{.pool = &pool, .constraints = constraints};
   simdjson::ondemand::parser parser;
   simdjson::padded_string padded(text);
   simdjson::ondemand::document doc;
@@ -92,11 +94,51 @@ TEST(DecodePodTest, KeepsSchedulingFieldsAndComputesEffectiveRequests) {
   ASSERT_EQ(pod.tolerations.size(), 1u);
   EXPECT_EQ(pod.tolerations[0].op, 1);
   EXPECT_EQ(pod.tolerations[0].seconds, 30);
-  auto affinity = pod.ParsedAffinity();
-  ASSERT_TRUE(affinity.ok()) << affinity.status();
-  ASSERT_TRUE(affinity->has_value());
-  EXPECT_EQ((*affinity)->node_affinity->required->terms[0].match_expressions[0].values,
+  ASSERT_NE(pod.affinity, nullptr);
+  EXPECT_EQ(pod.affinity->node_affinity->required->terms[0].match_expressions[0].values,
             std::vector<std::string>{"arm64"});
+}
+
+// Affinity and topology spread are decoded with the pod, once: replicas with the same text share
+// one value through the pool; a field of the wrong type refuses the pod (the informer skips it and
+// reports it, undecodable.h) rather than failing every later pass that reads it.
+TEST(DecodePodTest, DecodesAffinityAndTopologySpreadOnce) {
+  StringPool pool;
+  PodConstraintPool constraints;
+  const std::string spec = R"("spec": {"affinity": {"podAntiAffinity":
+        {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "kubernetes.io/hostname",
+          "labelSelector": {"matchLabels": {"app": "web"}}}]}},
+      "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}}]})";
+  PodInfo a;
+  PodInfo b;
+  ASSERT_TRUE(
+      DecodePodText(R"({"metadata": {"name": "a"}, )" + spec + "}", pool, a, &constraints).ok());
+  ASSERT_TRUE(
+      DecodePodText(R"({"metadata": {"name": "b"}, )" + spec + "}", pool, b, &constraints).ok());
+  ASSERT_NE(a.affinity, nullptr);
+  ASSERT_NE(a.topology_spread, nullptr);
+  EXPECT_EQ(a.affinity, b.affinity);
+  EXPECT_EQ(a.topology_spread, b.topology_spread);
+  EXPECT_EQ(a.affinity->pod_anti_affinity->required[0].topology_key, "kubernetes.io/hostname");
+  ASSERT_EQ(a.topology_spread->size(), 1u);
+  EXPECT_EQ((*a.topology_spread)[0].max_skew, 1);
+
+  PodInfo plain;
+  ASSERT_TRUE(DecodePodText(R"({"metadata": {"name": "c"},
+      "spec": {"affinity": {}, "topologySpreadConstraints": []}})",
+                            pool, plain, &constraints)
+                  .ok());
+  EXPECT_EQ(plain.affinity, nullptr);
+  EXPECT_EQ(plain.topology_spread, nullptr);
+
+  PodInfo bad;
+  const absl::Status status = DecodePodText(R"({"metadata": {"name": "d"},
+      "spec": {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+        [{"topologyKey": 5}]}}}})",
+                                            pool, bad);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("spec.affinity"));
 }
 
 // Dynamic Resource Allocation: a pod-level claim or a container's resources.claims; empty lists

@@ -327,7 +327,7 @@ absl::StatusOr<std::unique_ptr<ManifestScenario>> ManifestScenario::FromManifest
   s.now = now;
   const FakeClock clock(now);
   state::Cluster cluster(clock);
-  const kube::DecodeContext ctx{.pool = &out->strings_};
+  const kube::DecodeContext ctx{.pool = &out->strings_, .constraints = &out->constraints_};
   std::set<std::string> namespaces = {"default"};
   for (Object& o : expander.objects()) {
     const std::string ns = StringAt(o.object["metadata"], "namespace");

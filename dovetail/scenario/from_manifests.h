@@ -34,6 +34,7 @@
 #include "absl/time/time.h"
 #include "dovetail/apis/aws/v1/ec2nodeclass.h"
 #include "dovetail/apis/core/manifest.h"
+#include "dovetail/kube/pod_constraints.h"
 #include "dovetail/kube/string_pool.h"
 #include "dovetail/scenario/scenario.h"
 #include "nlohmann/json.hpp"
@@ -64,6 +65,7 @@ class ManifestScenario {
   ManifestScenario() = default;
 
   kube::StringPool strings_;  // interned by the pods and nodes of `scenario_`; declared first
+  kube::PodConstraintPool constraints_;  // shares the pods' decoded affinity and spread
   Scenario scenario_;
   std::vector<apis::aws::v1::EC2NodeClass> node_classes_;
   std::vector<nlohmann::json> objects_;

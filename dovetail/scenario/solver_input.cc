@@ -90,12 +90,7 @@ void AddPools(const Scenario& scenario, bool require_ready, SolverQuestion& q) {
 // Step 2: the pods to place: pending pods that are not ignored, then the pods of nodes going away.
 void AddPods(const Scenario& scenario, SolverQuestion& q) {
   for (const state::PodPtr& info : scenario.pending_pods) {
-    absl::StatusOr<core::Pod> pod = state::ToPod(*info);
-    if (!pod.ok()) {
-      ++q.undecodable;
-      continue;
-    }
-    auto owned = std::make_unique<core::Pod>(*std::move(pod));
+    auto owned = std::make_unique<core::Pod>(state::ToPod(*info));
     if (info->has_dra_requirements) {
       q.ignored.push_back({.pod = std::move(owned), .message = std::string(kDraIgnoredMessage)});
       continue;
@@ -114,10 +109,9 @@ void AddPods(const Scenario& scenario, SolverQuestion& q) {
     if (pods == scenario.snapshot.pods_by_node.end()) continue;
     for (const state::PodPtr& info : pods->second) {
       if (!IsReschedulable(*info, scenario.now)) continue;
-      absl::StatusOr<core::Pod> pod = state::ToPod(*info);
-      if (!pod.ok()) continue;
+      auto pod = std::make_unique<core::Pod>(state::ToPod(*info));
       pod->spec.node_name.clear();  // to be placed again
-      q.pods.push_back(std::make_unique<core::Pod>(*std::move(pod)));
+      q.pods.push_back(std::move(pod));
       q.rescheduled.insert(q.pods.back().get());
     }
   }
@@ -166,10 +160,9 @@ void AddVolumeTopology(const Scenario& scenario, SolverQuestion& q) {
 
 }  // namespace
 
-absl::StatusOr<SolverQuestion> BuildSolverInput(const Scenario& scenario,
-                                                const InputOptions& options) {
+SolverQuestion BuildSolverInput(const Scenario& scenario, const InputOptions& options) {
   SolverQuestion q;
-  ASSIGN_OR_RETURN(q.existing, ToSolverNodes(scenario.snapshot));
+  q.existing = ToSolverNodes(scenario.snapshot);
   q.existing.AppendTo(q.input);
   AddPools(scenario, options.require_ready_node_pools, q);
   AddPods(scenario, q);

@@ -80,13 +80,10 @@ struct SolverQuestion {
   solver::Input input;
   std::vector<SkippedNodePool> skipped;
   std::vector<IgnoredPod> ignored;
-  int64_t undecodable = 0;  // pending pods whose kept affinity/spread JSON does not decode
   // The pods of nodes going away, among `pods`.
   absl::flat_hash_set<const apis::core::Pod*> rescheduled;
 };
 
-// Errors: InvalidArgument when a bound pod's kept JSON does not decode (solver_nodes.h).
-absl::StatusOr<SolverQuestion> BuildSolverInput(const Scenario& scenario,
-                                                const InputOptions& options);
+SolverQuestion BuildSolverInput(const Scenario& scenario, const InputOptions& options);
 
 }  // namespace dovetail::scenario

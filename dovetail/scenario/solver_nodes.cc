@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "dovetail/common/status_macros.h"
 #include "dovetail/state/pod_conversion.h"
 
 namespace dovetail::scenario {
@@ -27,8 +26,7 @@ solver::ExistingNode ToExistingNode(const state::StateNode& node) {
   return out;
 }
 
-absl::StatusOr<SolverNodes> ToSolverNodes(const state::Snapshot& snapshot,
-                                          const SolverNodesOptions& options) {
+SolverNodes ToSolverNodes(const state::Snapshot& snapshot, const SolverNodesOptions& options) {
   SolverNodes out;
   for (const state::StateNode& node : snapshot.nodes) {
     if (!node.Launched()) continue;  // nothing known about its shape yet
@@ -37,8 +35,7 @@ absl::StatusOr<SolverNodes> ToSolverNodes(const state::Snapshot& snapshot,
     auto pods = snapshot.pods_by_node.find(out.nodes.back().name);
     if (pods == snapshot.pods_by_node.end()) continue;
     for (const state::PodPtr& info : pods->second) {
-      ASSIGN_OR_RETURN(core::Pod pod, state::ToPod(*info));
-      out.pods.push_back(std::make_unique<core::Pod>(std::move(pod)));
+      out.pods.push_back(std::make_unique<core::Pod>(state::ToPod(*info)));
     }
   }
   return out;

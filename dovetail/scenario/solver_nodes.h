@@ -42,8 +42,6 @@ struct SolverNodes {
 
 solver::ExistingNode ToExistingNode(const state::StateNode& node);
 
-// Errors: InvalidArgument when a bound pod's affinity or topology spread does not decode.
-absl::StatusOr<SolverNodes> ToSolverNodes(const state::Snapshot& snapshot,
-                                          const SolverNodesOptions& options = {});
+SolverNodes ToSolverNodes(const state::Snapshot& snapshot, const SolverNodesOptions& options = {});
 
 }  // namespace dovetail::scenario

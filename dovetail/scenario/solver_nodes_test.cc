@@ -50,14 +50,10 @@ class SolverNodesTest : public ::testing::Test {
   // Solves `pending` against the cluster's snapshot, as provisioning will.
   solver::Plan Solve(const std::vector<std::shared_ptr<const kube::PodInfo>>& pending) {
     state::Snapshot snapshot = cluster_.TakeSnapshot();
-    auto nodes = ToSolverNodes(snapshot);
-    EXPECT_TRUE(nodes.ok()) << nodes.status();
-    solver_nodes_ = std::move(*nodes);
+    solver_nodes_ = ToSolverNodes(snapshot);
     pending_.clear();
     for (const auto& info : pending) {
-      auto pod = state::ToPod(*info);
-      EXPECT_TRUE(pod.ok()) << pod.status();
-      pending_.push_back(std::make_unique<core::Pod>(std::move(*pod)));
+      pending_.push_back(std::make_unique<core::Pod>(state::ToPod(*info)));
     }
     solver::Input input;
     input.options.improve = false;
@@ -138,16 +134,14 @@ TEST_F(SolverNodesTest, LeavesOutUnlaunchedAndInactiveNodesUnlessAsked) {
   state::Snapshot snapshot = cluster_.TakeSnapshot();
   EXPECT_EQ(snapshot.nodes.size(), 3u);
   auto active = ToSolverNodes(snapshot);
-  ASSERT_TRUE(active.ok());
-  ASSERT_EQ(active->nodes.size(), 1u);
-  EXPECT_EQ(active->nodes[0].name, "n1");
-  EXPECT_TRUE(active->pods.empty());
+  ASSERT_EQ(active.nodes.size(), 1u);
+  EXPECT_EQ(active.nodes[0].name, "n1");
+  EXPECT_TRUE(active.pods.empty());
 
   auto all = ToSolverNodes(snapshot, {.include_inactive = true});
-  ASSERT_TRUE(all.ok());
-  ASSERT_EQ(all->nodes.size(), 2u);
-  ASSERT_EQ(all->pods.size(), 1u);
-  EXPECT_EQ(all->pods[0]->spec.node_name, "n2");
+  ASSERT_EQ(all.nodes.size(), 2u);
+  ASSERT_EQ(all.pods.size(), 1u);
+  EXPECT_EQ(all.pods[0]->spec.node_name, "n2");
 }
 
 TEST_F(SolverNodesTest, CordonedNodeCarriesTheUnschedulableTaint) {
@@ -155,10 +149,9 @@ TEST_F(SolverNodesTest, CordonedNodeCarriesTheUnschedulableTaint) {
   node["spec"]["unschedulable"] = true;
   cluster_.UpdateNode(objects_.Node(node));
   auto nodes = ToSolverNodes(cluster_.TakeSnapshot());
-  ASSERT_TRUE(nodes.ok());
-  ASSERT_EQ(nodes->nodes.size(), 1u);
-  ASSERT_EQ(nodes->nodes[0].taints.size(), 1u);
-  EXPECT_EQ(nodes->nodes[0].taints[0].key, kTaintNodeUnschedulable);
+  ASSERT_EQ(nodes.nodes.size(), 1u);
+  ASSERT_EQ(nodes.nodes[0].taints.size(), 1u);
+  EXPECT_EQ(nodes.nodes[0].taints[0].key, kTaintNodeUnschedulable);
   // And the solver does not place an ordinary pod there.
   solver::Plan plan = Solve({objects_.Pod(PodJson("ns", "p", "", "100m"))});
   EXPECT_TRUE(PodsPlacedOn(plan, "n1").empty());

@@ -121,13 +121,11 @@ absl::Status SetInstanceTypes(scenario::ManifestScenario& manifests,
 }
 
 absl::StatusOr<Result> Solve(const scenario::Scenario& scenario, const solver::Options& options) {
-  absl::StatusOr<scenario::SolverQuestion> question =
-      scenario::BuildSolverInput(scenario, {.require_ready_node_pools = false, .solver = options});
-  if (!question.ok()) return question.status();
-  for (const scenario::SkippedNodePool& skipped : question->skipped) {
+  auto q = std::make_shared<scenario::SolverQuestion>(
+      scenario::BuildSolverInput(scenario, {.require_ready_node_pools = false, .solver = options}));
+  for (const scenario::SkippedNodePool& skipped : q->skipped) {
     if (skipped.why == scenario::SkippedNodePool::Why::kInvalid) return skipped.error;
   }
-  auto q = std::make_shared<scenario::SolverQuestion>(*std::move(question));
   solver::Input& input = q->input;
   Result result;
   // The plan, then its bound, each timed (the bound's time is part of solve_seconds).

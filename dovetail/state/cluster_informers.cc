@@ -6,7 +6,7 @@ namespace dovetail::state {
 
 ClusterInformers::ClusterInformers(kube::Client& client, Cluster& cluster,
                                    const kube::InformerOptions& options)
-    : context_{.pool = &pool_},
+    : context_{.pool = &pool_, .constraints = &constraints_},
       pods_(client, kube::resources::kPods, kube::PodCodec{&context_}, options),
       nodes_(client, kube::resources::kNodes, kube::NodeCodec{&context_}, options),
       node_claims_(client, kube::resources::kNodeClaims,

@@ -33,6 +33,7 @@
 #include "dovetail/kube/handler_registration.h"
 #include "dovetail/kube/informer.h"
 #include "dovetail/kube/objects.h"
+#include "dovetail/kube/pod_constraints.h"
 #include "dovetail/kube/string_pool.h"
 #include "dovetail/state/cluster.h"
 
@@ -81,6 +82,7 @@ class ClusterInformers {
 
  private:
   kube::StringPool pool_;
+  kube::PodConstraintPool constraints_;
   kube::DecodeContext context_;
   PodInformer pods_;
   NodeInformer nodes_;

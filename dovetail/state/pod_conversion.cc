@@ -3,11 +3,7 @@
 #include <string>
 #include <string_view>
 
-#include "absl/strings/str_cat.h"
-#include "dovetail/apis/core/codec.h"
-#include "dovetail/common/status_macros.h"
 #include "dovetail/state/state_node.h"
-#include "nlohmann/json.hpp"
 
 namespace dovetail::state {
 
@@ -27,7 +23,7 @@ std::string ApiVersionOfKind(std::string_view kind) {
 
 }  // namespace
 
-absl::StatusOr<core::Pod> ToPod(const kube::PodInfo& info) {
+core::Pod ToPod(const kube::PodInfo& info) {
   core::Pod pod;
   pod.api_version = "v1";
   pod.kind = "Pod";
@@ -65,15 +61,8 @@ absl::StatusOr<core::Pod> ToPod(const kube::PodInfo& info) {
     tol.toleration_seconds = t.seconds;
     spec.tolerations.push_back(std::move(tol));
   }
-  ASSIGN_OR_RETURN(spec.affinity, info.ParsedAffinity());
-  if (!info.topology_spread_json.empty()) {
-    const nlohmann::json json = nlohmann::json::parse(info.topology_spread_json, nullptr, false);
-    if (json.is_discarded() || !json.is_array()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("pod ", info.meta.Key(), ": spec.topologySpreadConstraints: malformed"));
-    }
-    RETURN_IF_ERROR(core::DecodeJson(json, spec.topology_spread_constraints));
-  }
+  if (info.affinity != nullptr) spec.affinity = *info.affinity;
+  if (info.topology_spread != nullptr) spec.topology_spread_constraints = *info.topology_spread;
   core::Container container;
   container.name = "requests";
   container.resources.requests = ToResourceList(info.requests);

@@ -1,8 +1,8 @@
 // Turns the pod informer's compact PodInfo back into the apis::core::Pod the solver reads, keeping
 // everything scheduling looks at: namespace, name, uid, labels, kept annotations, owners, node
 // name, priority, scheduler name, phase and the Unschedulable condition, node selector,
-// tolerations, affinity and topology spread (decoded from the JSON text PodInfo keeps), host
-// ports, PVC volumes and the effective requests.
+// tolerations, affinity and topology spread (copied from the values the informer decoded once, so
+// no JSON is parsed here), host ports, PVC volumes and the effective requests.
 //
 // The effective requests become one container named "requests" carrying them, so that
 // apis::core::PodRequests(ToPod(info)) equals the requests the scheduler computed (plus `pods: 1`).
@@ -13,13 +13,11 @@
 // Pure functions; thread-safe.
 #pragma once
 
-#include "absl/status/statusor.h"
 #include "dovetail/apis/core/pod.h"
 #include "dovetail/kube/objects.h"
 
 namespace dovetail::state {
 
-// Errors: InvalidArgument when the kept affinity or topology spread JSON does not decode.
-absl::StatusOr<apis::core::Pod> ToPod(const kube::PodInfo& info);
+apis::core::Pod ToPod(const kube::PodInfo& info);
 
 }  // namespace dovetail::state

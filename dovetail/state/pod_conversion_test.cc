@@ -35,8 +35,8 @@ TEST(ToPodTest, KeepsEffectiveRequestsTolerationsOwnersAndSpread) {
   json["metadata"]["ownerReferences"] = {
       {{"apiVersion", "apps/v1"}, {"kind", "DaemonSet"}, {"name", "agent"}, {"uid", "u"}}};
   auto info = objects.Pod(json);
-  absl::StatusOr<core::Pod> pod = ToPod(*info);
-  ASSERT_TRUE(pod.ok()) << pod.status();
+  const core::Pod converted = ToPod(*info);
+  const core::Pod* pod = &converted;
 
   const ResourceList requests = core::PodRequests(*pod);
   EXPECT_EQ(Milli(requests, "cpu"), 2050);  // the init container's peak, plus overhead

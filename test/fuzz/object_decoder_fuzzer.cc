@@ -38,7 +38,6 @@ void Decode(const Codec& codec, std::string_view text) {
   if (skipped.has_value()) (void)skipped->Key();
   if constexpr (std::is_same_v<typename Codec::Object, kube::PodInfo>) {
     if (decode_error.ok()) {
-      (void)out.ParsedAffinity();
       (void)out.RequestMilli("cpu");
       (void)out.meta.Key();
       (void)kube::ApproximateBytes(out);

@@ -30,12 +30,11 @@ std::string PodKey(const core::Pod& pod) {
 class SolveSimulator final : public Simulator {
  public:
   absl::Status Init(const ClusterView& view, const Options& options) {
-    ASSIGN_OR_RETURN(question_,
-                     scenario::BuildSolverInput(
-                         view, {.solver = {.respect_preferences = options.respect_preferences,
-                                           .min_values_strict = options.min_values_strict,
-                                           .improve = false,
-                                           .lower_bound = false}}));
+    question_ = scenario::BuildSolverInput(
+        view, {.solver = {.respect_preferences = options.respect_preferences,
+                          .min_values_strict = options.min_values_strict,
+                          .improve = false,
+                          .lower_bound = false}});
     const solver::Input& base = question_.input;
     for (size_t i = 0; i < base.nodes.size(); ++i) node_index_[base.nodes[i].name] = i;
     for (const auto& pod : question_.existing.pods) bound_by_key_[PodKey(*pod)] = pod.get();
@@ -56,8 +55,7 @@ class SolveSimulator final : public Simulator {
           moved.push_back(pod->second);
           continue;
         }
-        ASSIGN_OR_RETURN(core::Pod copy, state::ToPod(*info));
-        converted.push_back(std::make_unique<core::Pod>(std::move(copy)));
+        converted.push_back(std::make_unique<core::Pod>(state::ToPod(*info)));
         moved.push_back(converted.back().get());
       }
     }

@@ -315,8 +315,7 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
 
   // 2-3. The scenario (nodes first, then pending pods: cluster.h) and its solver input.
   ASSIGN_OR_RETURN(const scenario::Scenario scenario, ReadScenario());
-  ASSIGN_OR_RETURN(scenario::SolverQuestion question,
-                   scenario::BuildSolverInput(scenario, InputOptions()));
+  scenario::SolverQuestion question = scenario::BuildSolverInput(scenario, InputOptions());
   const state::Snapshot& snapshot = scenario.snapshot;
   const std::vector<std::unique_ptr<core::Pod>>& pending = question.pods;
   ReportPods(question);
@@ -378,7 +377,7 @@ void Provisioner::ReportPods(const scenario::SolverQuestion& question) {
     RecordPodEvent(*ignored.pod, "Warning", kFailedScheduling, "Scheduling",
                    absl::StrCat("Failed to schedule pod, ", ignored.message));
   }
-  const int64_t ignored = static_cast<int64_t>(question.ignored.size()) + question.undecodable;
+  const auto ignored = static_cast<int64_t>(question.ignored.size());
   scheduler_metrics_.SetIgnoredPods(ignored);
   std::vector<std::string> keys;
   for (const auto& pod : question.pods) {

@@ -167,13 +167,12 @@ TEST_F(StateIntegrationTest, FollowsANodeClaimFromCreationThroughLaunchRegistrat
 
   // The snapshot converts into the solver's view with the node and its two pods.
   Snapshot snapshot = cluster_.TakeSnapshot();
-  auto solver_nodes = scenario::ToSolverNodes(snapshot);
-  ASSERT_TRUE(solver_nodes.ok()) << solver_nodes.status();
+  const scenario::SolverNodes solver_nodes = scenario::ToSolverNodes(snapshot);
   int ours = 0;
-  for (const auto& n : solver_nodes->nodes) ours += n.name == node;
+  for (const auto& n : solver_nodes.nodes) ours += n.name == node;
   EXPECT_EQ(ours, 1);
   int our_pods = 0;
-  for (const auto& p : solver_nodes->pods) our_pods += p->metadata.namespace_ == ns_;
+  for (const auto& p : solver_nodes.pods) our_pods += p->metadata.namespace_ == ns_;
   EXPECT_EQ(our_pods, 2);
 
   // A pod that finished no longer counts; a deleted one neither.
