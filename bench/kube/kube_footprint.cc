@@ -372,7 +372,8 @@ std::vector<std::string> ReadPages(const std::string& dir, const std::string& pr
 nlohmann::json DecodeReport(const std::vector<std::string>& pod_pages,
                             const std::vector<std::string>& node_pages, int rounds) {
   StringPool pool;
-  DecodeContext ctx{.pool = &pool};
+  PodConstraintPool constraints;  // as state::ClusterInformers decodes
+  DecodeContext ctx{.pool = &pool, .constraints = &constraints};
   const DecodeFigures pods = DecodePages(pod_pages, rounds, [&](simdjson::ondemand::object o) {
     PodInfo pod;
     return DecodePod(o, ctx, pod);
@@ -466,7 +467,8 @@ int Main(int argc, char** argv) {
   malloc_trim(0);
   const int64_t heap0 = HeapBytes(), rss0 = RssBytes();
   StringPool pool;
-  DecodeContext ctx{.pool = &pool};
+  PodConstraintPool constraints;  // as state::ClusterInformers decodes
+  DecodeContext ctx{.pool = &pool, .constraints = &constraints};
   Informer<NodeCodec> nodes(client, resources::kNodes, NodeCodec{&ctx}, {.page_size = 500});
   nodes.store().AddIndex(kIndexProviderId, NodesByProviderId);
   absl::Time start = absl::Now();

@@ -176,24 +176,9 @@ Allocations Allocated() {
 
 // ---- The question -------------------------------------------------------------------------------
 
-// Only this helper and Take depend on BuildSolverInput's return type: absl::StatusOr today, and
-// the SolverQuestion itself once pods no longer keep JSON that can fail to decode. Overload
-// resolution picks the Take that matches, so this file builds on both sides of that change and
-// the two can be compared with the same program.
-[[maybe_unused]] scenario::SolverQuestion Take(scenario::SolverQuestion question) {
-  return question;
-}
-[[maybe_unused]] scenario::SolverQuestion Take(absl::StatusOr<scenario::SolverQuestion> question) {
-  if (!question.ok()) {
-    std::fprintf(stderr, "BuildSolverInput: %s\n", question.status().ToString().c_str());
-    std::abort();
-  }
-  return *std::move(question);
-}
-
 scenario::SolverQuestion Question(const scenario::Scenario& scenario,
                                   const scenario::InputOptions& options) {
-  return Take(scenario::BuildSolverInput(scenario, options));
+  return scenario::BuildSolverInput(scenario, options);
 }
 
 // The provisioner's defaults (controllers/provisioning/provisioner.cc InputOptions).
