@@ -223,6 +223,19 @@ void DescribeFields(FieldCodec& c, LabelSelectorRequirement& v);
 void DescribeFields(FieldCodec& c, LabelSelector& v);
 void DescribeFields(FieldCodec& c, Condition& v);
 
+// Describes the top level of a Kubernetes object kind T, in this order: apiVersion, kind, metadata,
+// spec (only when T has a `spec` member; with `spec_options`), status (only when T has a `status`
+// member), then T's unknown_fields. For kinds with other top-level fields, describe them by hand.
+template <typename T>
+void DescribeObject(FieldCodec& c, T& v, FieldOptions spec_options = {}) {
+  c.Field("apiVersion", v.api_version);
+  c.Field("kind", v.kind);
+  c.Field("metadata", v.metadata);
+  if constexpr (requires { v.spec; }) c.Field("spec", v.spec, spec_options);
+  if constexpr (requires { v.status; }) c.Field("status", v.status);
+  c.UnknownFields(v.unknown_fields);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Implementation details below.
 

@@ -16,12 +16,6 @@ void DescribeFields(FieldCodec& c, CSINodeSpec& v) {
   c.UnknownFields(v.unknown_fields);
 }
 
-void DescribeFields(FieldCodec& c, CSINode& v) {
-  c.Field("apiVersion", v.api_version);
-  c.Field("kind", v.kind);
-  c.Field("metadata", v.metadata);
-  c.Field("spec", v.spec);
-  c.UnknownFields(v.unknown_fields);
-}
+void DescribeFields(FieldCodec& c, CSINode& v) { DescribeObject(c, v); }
 
 }  // namespace dovetail::apis::core

@@ -2,11 +2,6 @@
 
 namespace dovetail::apis::core {
 
-void DescribeFields(FieldCodec& c, Namespace& v) {
-  c.Field("apiVersion", v.api_version);
-  c.Field("kind", v.kind);
-  c.Field("metadata", v.metadata);
-  c.UnknownFields(v.unknown_fields);
-}
+void DescribeFields(FieldCodec& c, Namespace& v) { DescribeObject(c, v); }
 
 }  // namespace dovetail::apis::core

@@ -43,13 +43,6 @@ void DescribeFields(FieldCodec& c, NodeStatus& v) {
   c.UnknownFields(v.unknown_fields);
 }
 
-void DescribeFields(FieldCodec& c, Node& v) {
-  c.Field("apiVersion", v.api_version);
-  c.Field("kind", v.kind);
-  c.Field("metadata", v.metadata);
-  c.Field("spec", v.spec);
-  c.Field("status", v.status);
-  c.UnknownFields(v.unknown_fields);
-}
+void DescribeFields(FieldCodec& c, Node& v) { DescribeObject(c, v); }
 
 }  // namespace dovetail::apis::core

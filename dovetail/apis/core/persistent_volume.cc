@@ -55,13 +55,6 @@ void DescribeFields(FieldCodec& c, PersistentVolumeStatus& v) {
   c.UnknownFields(v.unknown_fields);
 }
 
-void DescribeFields(FieldCodec& c, PersistentVolume& v) {
-  c.Field("apiVersion", v.api_version);
-  c.Field("kind", v.kind);
-  c.Field("metadata", v.metadata);
-  c.Field("spec", v.spec);
-  c.Field("status", v.status);
-  c.UnknownFields(v.unknown_fields);
-}
+void DescribeFields(FieldCodec& c, PersistentVolume& v) { DescribeObject(c, v); }
 
 }  // namespace dovetail::apis::core

@@ -30,13 +30,6 @@ void DescribeFields(FieldCodec& c, PersistentVolumeClaimStatus& v) {
   c.UnknownFields(v.unknown_fields);
 }
 
-void DescribeFields(FieldCodec& c, PersistentVolumeClaim& v) {
-  c.Field("apiVersion", v.api_version);
-  c.Field("kind", v.kind);
-  c.Field("metadata", v.metadata);
-  c.Field("spec", v.spec);
-  c.Field("status", v.status);
-  c.UnknownFields(v.unknown_fields);
-}
+void DescribeFields(FieldCodec& c, PersistentVolumeClaim& v) { DescribeObject(c, v); }
 
 }  // namespace dovetail::apis::core

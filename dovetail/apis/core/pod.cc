@@ -12,6 +12,14 @@ constexpr std::string_view kPreemptionNames[] = {"PreemptLowerPriority", "Never"
 constexpr std::string_view kPodPhaseNames[] = {"Pending", "Running", "Succeeded", "Failed",
                                                "Unknown"};
 
+// Describes the two rule lists NodeAffinity and PodAffinity (affinity and anti-affinity) both
+// have, under the same JSON keys in both: `required`, then `preferred`.
+template <typename T>
+void DescribeSchedulingRules(FieldCodec& c, T& v) {
+  c.Field("requiredDuringSchedulingIgnoredDuringExecution", v.required);
+  c.Field("preferredDuringSchedulingIgnoredDuringExecution", v.preferred);
+}
+
 }  // namespace
 
 std::span<const std::string_view> EnumNames(Protocol) { return kProtocolNames; }
@@ -83,10 +91,7 @@ void DescribeFields(FieldCodec& c, PreferredSchedulingTerm& v) {
   c.Field("preference", v.preference, {.emit_empty = true});
 }
 
-void DescribeFields(FieldCodec& c, NodeAffinity& v) {
-  c.Field("requiredDuringSchedulingIgnoredDuringExecution", v.required);
-  c.Field("preferredDuringSchedulingIgnoredDuringExecution", v.preferred);
-}
+void DescribeFields(FieldCodec& c, NodeAffinity& v) { DescribeSchedulingRules(c, v); }
 
 void DescribeFields(FieldCodec& c, PodAffinityTerm& v) {
   c.Field("labelSelector", v.label_selector);
@@ -102,10 +107,7 @@ void DescribeFields(FieldCodec& c, WeightedPodAffinityTerm& v) {
   c.Field("podAffinityTerm", v.term, {.emit_empty = true});
 }
 
-void DescribeFields(FieldCodec& c, PodAffinity& v) {
-  c.Field("requiredDuringSchedulingIgnoredDuringExecution", v.required);
-  c.Field("preferredDuringSchedulingIgnoredDuringExecution", v.preferred);
-}
+void DescribeFields(FieldCodec& c, PodAffinity& v) { DescribeSchedulingRules(c, v); }
 
 void DescribeFields(FieldCodec& c, Affinity& v) {
   c.Field("nodeAffinity", v.node_affinity);
@@ -203,14 +205,7 @@ void DescribeFields(FieldCodec& c, PodStatus& v) {
   c.UnknownFields(v.unknown_fields);
 }
 
-void DescribeFields(FieldCodec& c, Pod& v) {
-  c.Field("apiVersion", v.api_version);
-  c.Field("kind", v.kind);
-  c.Field("metadata", v.metadata);
-  c.Field("spec", v.spec);
-  c.Field("status", v.status);
-  c.UnknownFields(v.unknown_fields);
-}
+void DescribeFields(FieldCodec& c, Pod& v) { DescribeObject(c, v); }
 
 void DescribeFields(FieldCodec& c, PodTemplateSpec& v) {
   c.Field("metadata", v.metadata);

@@ -25,13 +25,6 @@ void DescribeFields(FieldCodec& c, PodDisruptionBudgetStatus& v) {
   c.UnknownFields(v.unknown_fields);
 }
 
-void DescribeFields(FieldCodec& c, PodDisruptionBudget& v) {
-  c.Field("apiVersion", v.api_version);
-  c.Field("kind", v.kind);
-  c.Field("metadata", v.metadata);
-  c.Field("spec", v.spec);
-  c.Field("status", v.status);
-  c.UnknownFields(v.unknown_fields);
-}
+void DescribeFields(FieldCodec& c, PodDisruptionBudget& v) { DescribeObject(c, v); }
 
 }  // namespace dovetail::apis::core

@@ -1,18 +1,6 @@
 #include "dovetail/apis/core/workloads.h"
 
 namespace dovetail::apis::core {
-namespace {
-
-template <typename T>
-void DescribeObject(FieldCodec& c, T& v) {
-  c.Field("apiVersion", v.api_version);
-  c.Field("kind", v.kind);
-  c.Field("metadata", v.metadata);
-  c.Field("spec", v.spec);
-  c.UnknownFields(v.unknown_fields);
-}
-
-}  // namespace
 
 void DescribeFields(FieldCodec& c, DaemonSetSpec& v) {
   c.Field("selector", v.selector);

@@ -23,16 +23,7 @@ void DescribeFields(core::FieldCodec& c, NodeClassReference& v) {
 
 void DescribeFields(core::FieldCodec& c, NodeClaimResources& v) { c.Field("requests", v.requests); }
 
-void DescribeFields(core::FieldCodec& c, NodeClaimSpec& v) {
-  c.Field("taints", v.taints);
-  c.Field("startupTaints", v.startup_taints);
-  c.Field("requirements", v.requirements, {.emit_empty = true});
-  c.Field("resources", v.resources);
-  c.Field("nodeClassRef", v.node_class_ref);
-  c.Field("terminationGracePeriod", v.termination_grace_period);
-  c.Field("expireAfter", v.expire_after);
-  c.UnknownFields(v.unknown_fields);
-}
+void DescribeFields(core::FieldCodec& c, NodeClaimSpec& v) { DescribeNodeClaimSpec(c, v); }
 
 void DescribeFields(core::FieldCodec& c, NodeClaimStatus& v) {
   c.Field("nodeName", v.node_name);
@@ -46,12 +37,7 @@ void DescribeFields(core::FieldCodec& c, NodeClaimStatus& v) {
 }
 
 void DescribeFields(core::FieldCodec& c, NodeClaim& v) {
-  c.Field("apiVersion", v.api_version);
-  c.Field("kind", v.kind);
-  c.Field("metadata", v.metadata);
-  c.Field("spec", v.spec, {.emit_empty = true});
-  c.Field("status", v.status);
-  c.UnknownFields(v.unknown_fields);
+  core::DescribeObject(c, v, {.emit_empty = true});
 }
 
 }  // namespace dovetail::apis::v1

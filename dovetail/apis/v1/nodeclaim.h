@@ -85,4 +85,19 @@ void DescribeFields(core::FieldCodec& c, NodeClaimSpec& v);
 void DescribeFields(core::FieldCodec& c, NodeClaimStatus& v);
 void DescribeFields(core::FieldCodec& c, NodeClaim& v);
 
+// Describes a NodeClaimSpec or a NodePool's NodeClaimTemplateSpec (the same fields but resources),
+// in this order: taints, startupTaints, requirements (always written), resources (only when Spec
+// has a `resources` member), nodeClassRef, terminationGracePeriod, expireAfter, unknown fields.
+template <typename Spec>
+void DescribeNodeClaimSpec(core::FieldCodec& c, Spec& v) {
+  c.Field("taints", v.taints);
+  c.Field("startupTaints", v.startup_taints);
+  c.Field("requirements", v.requirements, {.emit_empty = true});
+  if constexpr (requires { v.resources; }) c.Field("resources", v.resources);
+  c.Field("nodeClassRef", v.node_class_ref);
+  c.Field("terminationGracePeriod", v.termination_grace_period);
+  c.Field("expireAfter", v.expire_after);
+  c.UnknownFields(v.unknown_fields);
+}
+
 }  // namespace dovetail::apis::v1

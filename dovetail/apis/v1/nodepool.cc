@@ -42,15 +42,7 @@ void DescribeFields(core::FieldCodec& c, NodeClaimTemplateMetadata& v) {
   c.Field("annotations", v.annotations);
 }
 
-void DescribeFields(core::FieldCodec& c, NodeClaimTemplateSpec& v) {
-  c.Field("taints", v.taints);
-  c.Field("startupTaints", v.startup_taints);
-  c.Field("requirements", v.requirements, {.emit_empty = true});
-  c.Field("nodeClassRef", v.node_class_ref);
-  c.Field("terminationGracePeriod", v.termination_grace_period);
-  c.Field("expireAfter", v.expire_after);
-  c.UnknownFields(v.unknown_fields);
-}
+void DescribeFields(core::FieldCodec& c, NodeClaimTemplateSpec& v) { DescribeNodeClaimSpec(c, v); }
 
 void DescribeFields(core::FieldCodec& c, NodeClaimTemplate& v) {
   c.Field("metadata", v.metadata);
@@ -89,12 +81,7 @@ void DescribeFields(core::FieldCodec& c, NodePoolStatus& v) {
 }
 
 void DescribeFields(core::FieldCodec& c, NodePool& v) {
-  c.Field("apiVersion", v.api_version);
-  c.Field("kind", v.kind);
-  c.Field("metadata", v.metadata);
-  c.Field("spec", v.spec, {.emit_empty = true});
-  c.Field("status", v.status);
-  c.UnknownFields(v.unknown_fields);
+  core::DescribeObject(c, v, {.emit_empty = true});
   if (c.decoding() && c.input() != nullptr) {
     v.template_empty_fields = hash::PresentEmpty(*c.input(), hash::kNodePoolCollections);
   }

@@ -215,12 +215,7 @@ void DescribeFields(core::FieldCodec& c, EC2NodeClassStatus& v) {
 }
 
 void DescribeFields(core::FieldCodec& c, EC2NodeClass& v) {
-  c.Field("apiVersion", v.api_version);
-  c.Field("kind", v.kind);
-  c.Field("metadata", v.metadata);
-  c.Field("spec", v.spec, {.emit_empty = true});
-  c.Field("status", v.status);
-  c.UnknownFields(v.unknown_fields);
+  core::DescribeObject(c, v, {.emit_empty = true});
   if (c.decoding() && c.input() != nullptr) {
     v.spec_empty_fields = hash::PresentEmpty(*c.input(), hash::kEC2NodeClassCollections);
   }
