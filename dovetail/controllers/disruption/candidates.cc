@@ -35,33 +35,6 @@ std::string_view MethodName(Method method) {
   return "";
 }
 
-std::string_view ConsolidationType(Method method) {
-  switch (method) {
-    case Method::kEmptiness:
-      return "empty";
-    case Method::kDrift:
-      return "";
-    case Method::kMultiNodeConsolidation:
-      return "multi";
-    case Method::kSingleNodeConsolidation:
-      return "single";
-  }
-  return "";
-}
-
-v1::DisruptionReason ReasonOf(Method method) {
-  switch (method) {
-    case Method::kEmptiness:
-      return v1::DisruptionReason::kEmpty;
-    case Method::kDrift:
-      return v1::DisruptionReason::kDrifted;
-    case Method::kMultiNodeConsolidation:
-    case Method::kSingleNodeConsolidation:
-      return v1::DisruptionReason::kUnderutilized;
-  }
-  return v1::DisruptionReason::kUnderutilized;
-}
-
 bool IsConsolidation(Method method) { return method != Method::kDrift; }
 
 namespace internal {

@@ -69,9 +69,35 @@ inline constexpr Method kMethodOrder[] = {Method::kEmptiness, Method::kDrift,
                                           Method::kSingleNodeConsolidation};
 // "emptiness", "drift", "multi-node-consolidation", "single-node-consolidation".
 std::string_view MethodName(Method method);
+// ConsolidationType and ReasonOf are inline: the queue (queue.h, its own library) uses them
+// without the decision layer's definitions.
 // The metrics' consolidation_type label: "empty", "" (drift), "multi", "single".
-std::string_view ConsolidationType(Method method);
-apis::v1::DisruptionReason ReasonOf(Method method);
+inline std::string_view ConsolidationType(Method method) {
+  switch (method) {
+    case Method::kEmptiness:
+      return "empty";
+    case Method::kDrift:
+      return "";
+    case Method::kMultiNodeConsolidation:
+      return "multi";
+    case Method::kSingleNodeConsolidation:
+      return "single";
+  }
+  return "";
+}
+// The reason of a method's commands: Empty, Drifted, Underutilized (consolidation).
+inline apis::v1::DisruptionReason ReasonOf(Method method) {
+  switch (method) {
+    case Method::kEmptiness:
+      return apis::v1::DisruptionReason::kEmpty;
+    case Method::kDrift:
+      return apis::v1::DisruptionReason::kDrifted;
+    case Method::kMultiNodeConsolidation:
+    case Method::kSingleNodeConsolidation:
+      return apis::v1::DisruptionReason::kUnderutilized;
+  }
+  return apis::v1::DisruptionReason::kUnderutilized;
+}
 // Graceful methods are validated after the delay; drift (eventual) is not.
 bool IsConsolidation(Method method);  // emptiness, multi, single
 

@@ -1,7 +1,6 @@
 // Disruption and the on-demand base (dovetail.sh/on-demand-base, launch/on_demand_base.h):
 // consolidation must not take a pool below its base; a replacement is kept on-demand instead,
 // a delete is refused with the base in the explanation.
-#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,152 +9,35 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "dovetail/apis/v1/labels.h"
-#include "dovetail/common/clock.h"
 #include "dovetail/controllers/disruption/disruption.h"
+#include "dovetail/controllers/disruption/disruption_test_util.h"
 #include "dovetail/controllers/launch/on_demand_base.h"
-#include "dovetail/controllers/nodeclaim/conditions.h"
-#include "dovetail/solver/solver_test_builders.h"
-#include "dovetail/state/state_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "nlohmann/json.hpp"
 
 namespace dovetail::controllers::disruption {
 namespace {
 
 namespace v1 = apis::v1;
-using solver::test_builders::Type;
 using ::testing::ElementsAre;
+using testing::Find;
 using ::testing::HasSubstr;
+using testing::kNow;
+using testing::Names;
 using ::testing::SizeIs;
 
-const absl::Time kNow =
-    absl::FromCivil(absl::CivilSecond(2026, 11, 30, 12, 0, 0), absl::UTCTimeZone());
-
-std::string Rfc3339(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
-}
-
-struct NodeOptions {
-  std::string type = "medium";
-  std::string capacity_type = "on-demand";
-  bool consolidatable = true;
-  std::optional<absl::Time> drifted_since;
-};
-
-// One pool "default" admitting spot and on-demand, nodes with Node and NodeClaim, pods bound to
-// them (disruption_test.cc's Scene, cut down).
-class Scene {
+// One pool "default" admitting spot and on-demand, with the on-demand base `base` (none: no
+// annotation) and no budget limit.
+class Scene : public testing::Scene {
  public:
   explicit Scene(std::optional<std::string> base) {
-    view.now = kNow;
-    types = {Type("small", 2, 4, 0.10), Type("medium", 4, 8, 0.20), Type("large", 8, 16, 0.40),
-             Type("xlarge", 16, 32, 0.80)};
-    v1::NodePool pool;
-    pool.metadata.name = "default";
+    v1::NodePool& pool = Pool();
     if (base.has_value()) {
       pool.metadata.annotations[std::string(launch::kOnDemandBaseAnnotationKey)] = *base;
     }
-    pool.spec.template_.spec.node_class_ref =
-        v1::NodeClassReference{"karpenter.kwok.sh", "KWOKNodeClass", "default"};
-    v1::ApplyDefaults(pool);
     pool.spec.disruption->budgets = std::vector<v1::Budget>{};  // no budget limit
-    view.instance_types["default"] = types;
-    view.node_pools["default"] = std::move(pool);
   }
-
-  void AddNode(const std::string& name, const NodeOptions& o = {}) {
-    const cloudprovider::InstanceType* type = nullptr;
-    for (const auto& t : types) {
-      if (t->name() == o.type) type = t.get();
-    }
-    ASSERT_NE(type, nullptr) << o.type;
-    const std::string cpu = type->capacity().at("cpu").ToString();
-    const std::string mem = type->capacity().at("memory").ToString();
-    const std::string provider_id = "kwok://" + name;
-    nlohmann::json labels = {{std::string(v1::kNodePoolLabelKey), "default"},
-                             {std::string(v1::kLabelInstanceType), o.type},
-                             {std::string(v1::kLabelTopologyZone), "zone-a"},
-                             {std::string(v1::kCapacityTypeLabelKey), o.capacity_type},
-                             {std::string(v1::kLabelArch), "amd64"},
-                             {std::string(v1::kLabelOS), "linux"},
-                             {std::string(v1::kNodeRegisteredLabelKey), "true"},
-                             {std::string(v1::kNodeInitializedLabelKey), "true"}};
-    nlohmann::json node = state::testing::NodeJson(name, provider_id, cpu, mem, labels);
-    nlohmann::json claim =
-        state::testing::NodeClaimJson(name + "-claim", "default", provider_id, cpu, mem);
-    claim["metadata"]["creationTimestamp"] = Rfc3339(kNow - absl::Hours(1));
-    claim["status"]["nodeName"] = name;
-    nlohmann::json conditions = nlohmann::json::array();
-    if (o.consolidatable) {
-      conditions.push_back({{"type", std::string(nodeclaim::kConditionConsolidatable)},
-                            {"status", "True"},
-                            {"reason", "Consolidatable"},
-                            {"lastTransitionTime", Rfc3339(kNow - absl::Minutes(5))}});
-    }
-    if (o.drifted_since.has_value()) {
-      conditions.push_back({{"type", std::string(nodeclaim::kConditionDrifted)},
-                            {"status", "True"},
-                            {"reason", "NodePoolDrifted"},
-                            {"lastTransitionTime", Rfc3339(*o.drifted_since)}});
-    }
-    claim["status"]["conditions"] = conditions;
-    state::StateNode sn;
-    sn.node = objects_.Node(node);
-    sn.node_claim = objects_.NodeClaim(claim);
-    view.snapshot.nodes.push_back(std::move(sn));
-    std::sort(
-        view.snapshot.nodes.begin(), view.snapshot.nodes.end(),
-        [](const state::StateNode& a, const state::StateNode& b) { return a.Key() < b.Key(); });
-  }
-
-  void AddPod(const std::string& node, const std::string& name, const std::string& cpu) {
-    nlohmann::json pod = state::testing::PodJson("default", name, node, cpu);
-    pod["metadata"]["ownerReferences"] = {{{"apiVersion", "apps/v1"},
-                                           {"kind", "ReplicaSet"},
-                                           {"name", "rs"},
-                                           {"uid", "rs-uid"},
-                                           {"controller", true}}};
-    pod["status"]["conditions"] = {{{"type", "Ready"}, {"status", "True"}}};
-    view.snapshot.pods_by_node[node].push_back(objects_.Pod(pod));
-  }
-
-  absl::StatusOr<MethodResult> Run(Method method, const Options& options = {}) {
-    auto simulator = Simulator::Create(view, options);
-    if (!simulator.ok()) return simulator.status();
-    simulator_ = std::move(*simulator);
-    BudgetMapping budgets = BuildBudgetMapping(view, ReasonOf(method));
-    return ComputeCommands(method, view, *simulator_, budgets, options, clock_);
-  }
-
-  absl::Status Validate(const Command& command, const Options& options = {}) {
-    auto simulator = Simulator::Create(view, options);
-    if (!simulator.ok()) return simulator.status();
-    return ValidateCommand(command, view, **simulator, options);
-  }
-
-  ClusterView view;
-  std::vector<cloudprovider::InstanceTypePtr> types;
-
- private:
-  state::testing::Objects objects_;
-  std::unique_ptr<Simulator> simulator_;
-  FakeClock clock_{kNow};
 };
-
-std::vector<std::string> Names(const Command& command) {
-  std::vector<std::string> out;
-  for (const Candidate& c : command.candidates) out.push_back(c.name);
-  return out;
-}
-
-const Explanation* Find(const std::vector<Explanation>& explanations, const std::string& node) {
-  for (const Explanation& e : explanations) {
-    if (e.node == node) return &e;
-  }
-  return nullptr;
-}
 
 TEST(DisruptionOnDemandBaseTest, SingleNodeReplacementOfTheBaseStaysOnDemand) {
   // Without a base (or with an invalid one, which is ignored) the cheaper replacement is spot.

@@ -39,34 +39,6 @@ std::string Rfc3339(absl::Time t) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
 }
 
-// Local so the queue does not depend on the decision layer's definitions (disruption.h).
-v1::DisruptionReason ReasonOfMethod(Method method) {
-  switch (method) {
-    case Method::kEmptiness:
-      return v1::DisruptionReason::kEmpty;
-    case Method::kDrift:
-      return v1::DisruptionReason::kDrifted;
-    case Method::kMultiNodeConsolidation:
-    case Method::kSingleNodeConsolidation:
-      return v1::DisruptionReason::kUnderutilized;
-  }
-  return v1::DisruptionReason::kUnderutilized;
-}
-
-std::string_view ConsolidationTypeOf(Method method) {
-  switch (method) {
-    case Method::kEmptiness:
-      return "empty";
-    case Method::kDrift:
-      return "";
-    case Method::kMultiNodeConsolidation:
-      return "multi";
-    case Method::kSingleNodeConsolidation:
-      return "single";
-  }
-  return "";
-}
-
 std::string Label(const state::StateNode& node, std::string_view key) {
   const apis::core::StringMap labels = node.Labels();
   auto it = labels.find(std::string(key));
@@ -531,7 +503,7 @@ std::shared_ptr<Queue::Entry> Queue::NewEntry(const Command& command,
   auto entry = std::make_shared<Entry>();
   entry->decision_id = command.decision_id;
   entry->method = command.method;
-  entry->reason = ReasonOfMethod(command.method);
+  entry->reason = ReasonOf(command.method);
   entry->decision = command.replacements.empty() ? "delete" : "replace";
   entry->involuntary = options.involuntary;
   entry->delete_when_ready = !options.involuntary || options.delete_when_ready;
@@ -854,8 +826,8 @@ void Queue::BeginRollback(Entry& entry, const QueueDecision& decision,
   entry.rollback_reason = decision.reason;
   cluster_.UnmarkForDeletion(keys);
   if (queue_failures_ != nullptr) {
-    queue_failures_->Inc({entry.decision, ReasonLabel(entry.reason),
-                          std::string(ConsolidationTypeOf(entry.method))});
+    queue_failures_->Inc(
+        {entry.decision, ReasonLabel(entry.reason), std::string(ConsolidationType(entry.method))});
   }
   absl::MutexLock lock(&mu_);
   ++stats_.rolled_back;

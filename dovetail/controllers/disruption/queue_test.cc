@@ -173,14 +173,20 @@ TEST(CommandTimeoutTest, ClampsBetweenTenMinutesAndOneHour) {
   EXPECT_EQ(CommandTimeout(1000000, options), absl::Hours(1));
 }
 
-TEST(DecideTest, FollowsTheReplacements) {
+// Two instants and the states one replacement goes through, for Decide and DecideInvoluntary.
+class DecideTest : public ::testing::Test {
+ protected:
   const absl::Time now = absl::FromUnixSeconds(1000);
   const absl::Time later = now + absl::Minutes(1);
-  ReplacementState launching{.name = "r", .exists = true};
-  ReplacementState launched{.name = "r", .exists = true, .launched = true};
-  ReplacementState ready{.name = "r", .exists = true, .launched = true, .initialized = true};
-  ReplacementState gone{.name = "r"};
-  ReplacementState deleting{.name = "r", .exists = true, .deleting = true};
+  const ReplacementState launching{.name = "r", .exists = true};
+  const ReplacementState launched{.name = "r", .exists = true, .launched = true};
+  const ReplacementState ready{.name = "r", .exists = true, .launched = true, .initialized = true};
+  const ReplacementState gone{.name = "r"};
+  const ReplacementState deleting{.name = "r", .exists = true, .deleting = true};
+};
+using DecideInvoluntaryTest = DecideTest;
+
+TEST_F(DecideTest, FollowsTheReplacements) {
   EXPECT_EQ(Decide({}, now, later).action, QueueAction::kTerminate);
   EXPECT_EQ(Decide({{launching}}, now, later).action, QueueAction::kWaitLaunch);
   EXPECT_EQ(Decide({{launched, launching}}, now, later).action, QueueAction::kWaitLaunch);
@@ -192,14 +198,7 @@ TEST(DecideTest, FollowsTheReplacements) {
   EXPECT_EQ(Decide({{deleting}}, now, later).action, QueueAction::kRollback);
 }
 
-TEST(DecideInvoluntaryTest, NeverRollsBack) {
-  const absl::Time now = absl::FromUnixSeconds(1000);
-  const absl::Time later = now + absl::Minutes(1);
-  ReplacementState launching{.name = "r", .exists = true};
-  ReplacementState launched{.name = "r", .exists = true, .launched = true};
-  ReplacementState ready{.name = "r", .exists = true, .launched = true, .initialized = true};
-  ReplacementState gone{.name = "r"};
-  ReplacementState deleting{.name = "r", .exists = true, .deleting = true};
+TEST_F(DecideInvoluntaryTest, NeverRollsBack) {
   for (const bool when_ready : {true, false}) {
     const QueueAction on_ready = when_ready ? QueueAction::kTerminate : QueueAction::kWaitDeadline;
     EXPECT_EQ(DecideInvoluntary({}, now, later, when_ready).action, on_ready);

@@ -52,27 +52,14 @@ std::optional<absl::Duration> SoonerRequeue(std::optional<absl::Duration> a, abs
 
 DisruptionConditionsController::DisruptionConditionsController(const Dependencies& deps,
                                                                DisruptionConditionsOptions options)
-    : deps_(deps),
+    : QueueController("nodeclaim.disruption", deps, options.queue, options.workers),
       options_(std::move(options)),
-      node_pools_(deps.informers.node_pools()),
-      queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
-             [this](const std::string& key) { return Reconcile(key); }) {
-  using ClaimPtr = std::shared_ptr<const v1::NodeClaim>;
-  registrations_.push_back(deps_.informers.node_claims().AddHandler({
-      .on_add =
-          [this](const ClaimPtr& claim) {
-            if (Watched(*claim)) Enqueue(claim->metadata.name);
-          },
-      .on_update =
-          [this](const ClaimPtr&, const ClaimPtr& claim) {
-            if (Watched(*claim)) Enqueue(claim->metadata.name);
-          },
-      .on_delete =
-          [this](const ClaimPtr& claim) {
-            absl::MutexLock lock(&cache_mu_);
-            instance_type_found_.erase(claim->metadata.uid);
-          },
-  }));
+      node_pools_(deps.informers.node_pools()) {
+  registrations_.push_back(
+      EnqueueWhen(deps_.informers.node_claims(), Watched, [this](const auto& claim) {
+        absl::MutexLock lock(&cache_mu_);
+        instance_type_found_.erase(claim->metadata.uid);
+      }));
   using PoolPtr = std::shared_ptr<const v1::NodePool>;
   registrations_.push_back(node_pools_.AddHandler({
       .on_add = [this](const PoolPtr& pool) { EnqueuePool(pool->metadata.name); },
@@ -86,15 +73,9 @@ DisruptionConditionsController::DisruptionConditionsController(const Dependencie
 
 DisruptionConditionsController::~DisruptionConditionsController() { Stop(); }
 
-void DisruptionConditionsController::Start() {
-  queue_.Start([this](kube::WorkQueue& queue) {
-    for (const auto& claim : deps_.informers.node_claims().store().List()) {
-      if (Watched(*claim)) queue.Add(claim->metadata.name);
-    }
-  });
+void DisruptionConditionsController::Seed(kube::WorkQueue& queue) {
+  AddWhere(queue, deps_.informers.node_claims(), Watched);
 }
-
-void DisruptionConditionsController::Stop() { queue_.Stop(); }
 
 void DisruptionConditionsController::EnqueuePool(const std::string& pool_name) {
   for (const auto& claim :

@@ -47,7 +47,7 @@ struct DisruptionConditionsOptions {
   kube::WorkQueueOptions queue = {.base_delay = absl::Seconds(1), .max_delay = absl::Minutes(1)};
 };
 
-class DisruptionConditionsController final : public Controller {
+class DisruptionConditionsController final : public QueueController {
  public:
   using NodePoolInformer = state::ClusterInformers::NodePoolInformer;
 
@@ -56,28 +56,19 @@ class DisruptionConditionsController final : public Controller {
                                           DisruptionConditionsOptions options = {});
   ~DisruptionConditionsController() override;
 
-  std::string_view Name() const override { return "nodeclaim.disruption"; }
-  // Enqueues every cached NodeClaim of a pool and starts the workers.
-  void Start() override;
-  void Stop() override;
-  // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
-  std::optional<absl::Time> OldestWorkStart() const override {
-    return queue_.OldestProcessingStart();
-  }
-
   // One reconcile of the named NodeClaim (what a worker runs; public for tests).
-  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
+  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name) override;
   NodePoolInformer& node_pools() { return node_pools_; }
 
  private:
-  void Enqueue(const std::string& name) { queue_.Add(name); }
+  // Every cached NodeClaim of a pool is reconciled when Start()ed.
+  void Seed(kube::WorkQueue& queue) override;
   void EnqueuePool(const std::string& pool_name);
   // The first drift reason, or "". Errors: transient cloud errors.
   absl::StatusOr<std::string> Drift(const apis::v1::NodeClaim& node_claim,
                                     const apis::v1::NodePool& node_pool,
                                     const NodePoolHashStamp& stamp, absl::Time now);
 
-  const Dependencies deps_;
   const DisruptionConditionsOptions options_;
   NodePoolInformer& node_pools_;  // the shared one (deps.informers)
 
@@ -85,8 +76,6 @@ class DisruptionConditionsController final : public Controller {
   // NodeClaim UID -> when the InstanceTypeNotFound check last found the claim's type.
   absl::flat_hash_map<std::string, absl::Time> instance_type_found_ ABSL_GUARDED_BY(cache_mu_);
 
-  // Destroyed (stopped) before the members its reconciles use.
-  ReconcileQueue queue_;
   // After everything its handlers touch, so removed (each waiting for its handler's call in
   // progress) before any of it is destroyed.
   std::vector<kube::HandlerRegistration> registrations_;

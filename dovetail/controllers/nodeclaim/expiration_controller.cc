@@ -31,22 +31,9 @@ std::string LabelOf(const v1::NodeClaim& claim, std::string_view key) {
 }  // namespace
 
 ExpirationController::ExpirationController(const Dependencies& deps, ExpirationOptions options)
-    : deps_(deps),
-      options_(std::move(options)),
-      queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
-             [this](const std::string& key) { return Reconcile(key); }) {
-  using ClaimPtr = std::shared_ptr<const v1::NodeClaim>;
-  registrations_.push_back(deps_.informers.node_claims().AddHandler({
-      .on_add =
-          [this](const ClaimPtr& claim) {
-            if (MayExpire(*claim)) Enqueue(claim->metadata.name);
-          },
-      .on_update =
-          [this](const ClaimPtr&, const ClaimPtr& claim) {
-            if (MayExpire(*claim)) Enqueue(claim->metadata.name);
-          },
-      .on_delete = nullptr,
-  }));
+    : QueueController("nodeclaim.expiration", deps, options.queue, options.workers),
+      options_(std::move(options)) {
+  registrations_.push_back(EnqueueWhen(deps_.informers.node_claims(), MayExpire));
   if (deps_.metrics != nullptr) {
     // Shared by name with every other controller that disrupts NodeClaims (the registry hands
     // out the same counter for the same name).
@@ -60,15 +47,9 @@ ExpirationController::ExpirationController(const Dependencies& deps, ExpirationO
 
 ExpirationController::~ExpirationController() { Stop(); }
 
-void ExpirationController::Start() {
-  queue_.Start([this](kube::WorkQueue& queue) {
-    for (const auto& claim : deps_.informers.node_claims().store().List()) {
-      if (MayExpire(*claim)) queue.Add(claim->metadata.name);
-    }
-  });
+void ExpirationController::Seed(kube::WorkQueue& queue) {
+  AddWhere(queue, deps_.informers.node_claims(), MayExpire);
 }
-
-void ExpirationController::Stop() { queue_.Stop(); }
 
 absl::StatusOr<kube::ReconcileResult> ExpirationController::Reconcile(const std::string& name) {
   kube::TypedClient<v1::NodeClaim> claims(deps_.client, kube::resources::kNodeClaims);

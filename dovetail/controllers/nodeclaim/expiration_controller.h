@@ -35,33 +35,22 @@ struct ExpirationOptions {
   kube::WorkQueueOptions queue = {.base_delay = absl::Seconds(1), .max_delay = absl::Minutes(1)};
 };
 
-class ExpirationController final : public Controller {
+class ExpirationController final : public QueueController {
  public:
   // Registers the NodeClaim informer handlers and the metric; `deps` must outlive this object.
   explicit ExpirationController(const Dependencies& deps, ExpirationOptions options = {});
   ~ExpirationController() override;
 
-  std::string_view Name() const override { return "nodeclaim.expiration"; }
-  // Enqueues every cached NodeClaim with an expireAfter and starts the workers.
-  void Start() override;
-  void Stop() override;
-  // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
-  std::optional<absl::Time> OldestWorkStart() const override {
-    return queue_.OldestProcessingStart();
-  }
-
   // One reconcile of the named NodeClaim (what a worker runs; public for tests).
-  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
+  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name) override;
 
  private:
-  void Enqueue(const std::string& name) { queue_.Add(name); }
+  // Every cached NodeClaim with an expireAfter is reconciled when Start()ed.
+  void Seed(kube::WorkQueue& queue) override;
 
-  const Dependencies deps_;
   const ExpirationOptions options_;
   metrics::Counter* disrupted_ = nullptr;  // karpenter_nodeclaims_disrupted_total, or null
 
-  // Destroyed (stopped) before the members its reconciles use.
-  ReconcileQueue queue_;
   // After everything its handlers touch, so removed (each waiting for its handler's call in
   // progress) before any of it is destroyed.
   std::vector<kube::HandlerRegistration> registrations_;

@@ -69,27 +69,15 @@ bool WasRegistered(const v1::NodeClaim& claim) {
 }  // namespace
 
 LifecycleController::LifecycleController(const Dependencies& deps, LifecycleOptions options)
-    : deps_(deps),
-      options_(std::move(options)),
-      queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
-             [this](const std::string& key) { return Reconcile(key); }) {
+    : QueueController("nodeclaim.lifecycle", deps, options.queue, options.workers),
+      options_(std::move(options)) {
   if (deps_.metrics != nullptr) {
     nodes_created_ = &deps_.metrics->NewCounter(
         "karpenter_nodes_created_total",
         "Number of nodes created in total by Karpenter. Labeled by owning nodepool and zone.",
         {"nodepool", "zone"});
   }
-  registrations_.push_back(deps_.informers.node_claims().AddHandler({
-      .on_add =
-          [this](const auto& claim) {
-            if (NeedsLifecycle(*claim)) Enqueue(claim->metadata.name);
-          },
-      .on_update =
-          [this](const auto&, const auto& claim) {
-            if (NeedsLifecycle(*claim)) Enqueue(claim->metadata.name);
-          },
-      .on_delete = nullptr,
-  }));
+  registrations_.push_back(EnqueueWhen(deps_.informers.node_claims(), NeedsLifecycle));
   auto on_node = [this](const std::shared_ptr<const kube::NodeInfo>& node) {
     if (node->provider_id.empty()) return;
     std::optional<state::StateNode> state = deps_.cluster.Get(node->provider_id);
@@ -106,15 +94,9 @@ LifecycleController::LifecycleController(const Dependencies& deps, LifecycleOpti
 
 LifecycleController::~LifecycleController() { Stop(); }
 
-void LifecycleController::Start() {
-  queue_.Start([this](kube::WorkQueue& queue) {
-    for (const auto& claim : deps_.informers.node_claims().store().List()) {
-      if (NeedsLifecycle(*claim)) queue.Add(claim->metadata.name);
-    }
-  });
+void LifecycleController::Seed(kube::WorkQueue& queue) {
+  AddWhere(queue, deps_.informers.node_claims(), NeedsLifecycle);
 }
-
-void LifecycleController::Stop() { queue_.Stop(); }
 
 void LifecycleController::RecordEvent(const v1::NodeClaim& node_claim, std::string_view type,
                                       std::string_view reason, std::string_view message) {

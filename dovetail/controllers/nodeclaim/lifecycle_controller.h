@@ -62,28 +62,20 @@ struct LifecycleOptions {
   kube::WorkQueueOptions queue = {.base_delay = absl::Seconds(1), .max_delay = absl::Minutes(1)};
 };
 
-class LifecycleController final : public Controller {
+class LifecycleController final : public QueueController {
  public:
   // Registers the NodeClaim and Node informer handlers; `deps` must outlive this object.
   explicit LifecycleController(const Dependencies& deps, LifecycleOptions options = {});
   ~LifecycleController() override;
 
-  std::string_view Name() const override { return "nodeclaim.lifecycle"; }
-  // Enqueues every cached NodeClaim and starts the workers.
-  void Start() override;
-  void Stop() override;
-  // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
-  std::optional<absl::Time> OldestWorkStart() const override {
-    return queue_.OldestProcessingStart();
-  }
-
   // One reconcile of the named NodeClaim (what a worker runs; public for tests).
-  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
+  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name) override;
   // CloudProvider::Create calls made so far.
   int64_t launches() const { return launches_.load(); }
 
  private:
-  void Enqueue(const std::string& name) { queue_.Add(name); }
+  // Every cached NodeClaim the lifecycle has work for is reconciled when Start()ed.
+  void Seed(kube::WorkQueue& queue) override;
   absl::StatusOr<apis::v1::NodeClaim> Launch(const apis::v1::NodeClaim& node_claim);
   absl::Status DeleteNodeClaim(const apis::v1::NodeClaim& node_claim, std::string_view reason,
                                std::string_view event_reason, std::string_view message);
@@ -93,7 +85,6 @@ class LifecycleController final : public Controller {
   void RecordEvent(const apis::v1::NodeClaim& node_claim, std::string_view type,
                    std::string_view reason, std::string_view message);
 
-  const Dependencies deps_;
   metrics::Counter* nodes_created_ = nullptr;
   const LifecycleOptions options_;
   std::atomic<int64_t> launches_{0};
@@ -105,8 +96,6 @@ class LifecycleController final : public Controller {
   absl::Mutex cache_mu_;
   absl::flat_hash_map<std::string, Launched> launch_cache_ ABSL_GUARDED_BY(cache_mu_);
 
-  // Destroyed (stopped) before the members its reconciles use.
-  ReconcileQueue queue_;
   // After everything its handlers touch, so removed (each waiting for its handler's call in
   // progress) before any of it is destroyed.
   std::vector<kube::HandlerRegistration> registrations_;

@@ -17,10 +17,8 @@ namespace core = apis::core;
 namespace v1 = apis::v1;
 
 PodEventsController::PodEventsController(const Dependencies& deps, PodEventsOptions options)
-    : deps_(deps),
-      options_(std::move(options)),
-      queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
-             [this](const std::string& key) { return Reconcile(key); }) {
+    : QueueController("nodeclaim.podevents", deps, options.queue, options.workers),
+      options_(std::move(options)) {
   using PodPtr = std::shared_ptr<const kube::PodInfo>;
   registrations_.push_back(deps_.informers.pods().AddHandler({
       .on_add =
@@ -40,14 +38,10 @@ PodEventsController::PodEventsController(const Dependencies& deps, PodEventsOpti
 
 PodEventsController::~PodEventsController() { Stop(); }
 
-void PodEventsController::Start() { queue_.Start(); }
-
-void PodEventsController::Stop() { queue_.Stop(); }
-
 void PodEventsController::EnqueueForNode(const std::string& node_name) {
   std::optional<state::StateNode> node = deps_.cluster.GetByNodeName(node_name);
   if (!node.has_value() || node->node_claim == nullptr) return;
-  queue_.Add(node->node_claim->metadata.name);
+  Enqueue(node->node_claim->metadata.name);
 }
 
 absl::StatusOr<kube::ReconcileResult> PodEventsController::Reconcile(const std::string& name) {

@@ -33,31 +33,20 @@ struct PodEventsOptions {
   kube::WorkQueueOptions queue = {.base_delay = absl::Seconds(1), .max_delay = absl::Minutes(1)};
 };
 
-class PodEventsController final : public Controller {
+class PodEventsController final : public QueueController {
  public:
   // Registers the pod informer handlers; `deps` must outlive this object.
   explicit PodEventsController(const Dependencies& deps, PodEventsOptions options = {});
   ~PodEventsController() override;
 
-  std::string_view Name() const override { return "nodeclaim.podevents"; }
-  void Start() override;
-  void Stop() override;
-  // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
-  std::optional<absl::Time> OldestWorkStart() const override {
-    return queue_.OldestProcessingStart();
-  }
-
   // One reconcile of the named NodeClaim (what a worker runs; public for tests).
-  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
+  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name) override;
 
  private:
   void EnqueueForNode(const std::string& node_name);
 
-  const Dependencies deps_;
   const PodEventsOptions options_;
 
-  // Destroyed (stopped) before the members its reconciles use.
-  ReconcileQueue queue_;
   // After everything its handlers touch, so removed (each waiting for its handler's call in
   // progress) before any of it is destroyed.
   std::vector<kube::HandlerRegistration> registrations_;

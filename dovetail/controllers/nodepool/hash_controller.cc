@@ -25,37 +25,24 @@ nlohmann::json AnnotationsPatch(const core::StringMap& annotations,
   return {{"metadata", std::move(metadata)}};
 }
 
+// What of a NodePool its hash and the stamps depend on.
+bool PoolChanged(const v1::NodePool& before, const v1::NodePool& after) {
+  return before.metadata.generation != after.metadata.generation ||
+         before.metadata.annotations != after.metadata.annotations;
+}
+
 }  // namespace
 
 HashController::HashController(const Dependencies& deps, HashOptions options)
-    : deps_(deps),
+    : QueueController("nodepool.hash", deps, options.queue, options.workers),
       options_(std::move(options)),
-      node_pools_(deps.informers.node_pools()),
-      queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
-             [this](const std::string& key) { return Reconcile(key); }) {
-  using PoolPtr = std::shared_ptr<const v1::NodePool>;
-  registrations_.push_back(node_pools_.AddHandler({
-      .on_add = [this](const PoolPtr& pool) { Enqueue(pool->metadata.name); },
-      .on_update =
-          [this](const PoolPtr& before, const PoolPtr& after) {
-            if (before->metadata.generation != after->metadata.generation ||
-                before->metadata.annotations != after->metadata.annotations) {
-              Enqueue(after->metadata.name);
-            }
-          },
-      .on_delete = nullptr,
-  }));
+      node_pools_(deps.informers.node_pools()) {
+  registrations_.push_back(EnqueueOnChange(node_pools_, PoolChanged));
 }
 
 HashController::~HashController() { Stop(); }
 
-void HashController::Start() {
-  queue_.Start([this](kube::WorkQueue& queue) {
-    for (const auto& pool : node_pools_.store().List()) queue.Add(pool->metadata.name);
-  });
-}
-
-void HashController::Stop() { queue_.Stop(); }
+void HashController::Seed(kube::WorkQueue& queue) { AddWhere(queue, node_pools_); }
 
 absl::StatusOr<kube::ReconcileResult> HashController::Reconcile(const std::string& name) {
   if (!node_pools_.HasSynced()) return kube::ReconcileResult{.requeue_after = absl::Seconds(1)};

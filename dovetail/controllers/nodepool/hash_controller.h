@@ -40,7 +40,7 @@ struct HashOptions {
   kube::WorkQueueOptions queue = {.base_delay = absl::Seconds(1), .max_delay = absl::Minutes(1)};
 };
 
-class HashController final : public Controller {
+class HashController final : public QueueController {
  public:
   using NodePoolInformer = state::ClusterInformers::NodePoolInformer;
 
@@ -48,28 +48,17 @@ class HashController final : public Controller {
   explicit HashController(const Dependencies& deps, HashOptions options = {});
   ~HashController() override;
 
-  std::string_view Name() const override { return "nodepool.hash"; }
-  // Starts the workers; every cached NodePool is reconciled once.
-  void Start() override;
-  void Stop() override;
-  // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
-  std::optional<absl::Time> OldestWorkStart() const override {
-    return queue_.OldestProcessingStart();
-  }
-
   // One reconcile of the named NodePool (what a worker runs; public for tests).
-  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
+  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name) override;
   NodePoolInformer& node_pools() { return node_pools_; }
 
  private:
-  void Enqueue(const std::string& name) { queue_.Add(name); }
+  // Every cached NodePool is reconciled once Start()ed.
+  void Seed(kube::WorkQueue& queue) override;
 
-  const Dependencies deps_;
   const HashOptions options_;
   NodePoolInformer& node_pools_;  // the shared one (deps.informers)
 
-  // Destroyed (stopped) before the members its reconciles use.
-  ReconcileQueue queue_;
   // After everything its handlers touch, so removed (each waiting for its handler's call in
   // progress) before any of it is destroyed.
   std::vector<kube::HandlerRegistration> registrations_;

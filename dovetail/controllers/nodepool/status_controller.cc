@@ -27,19 +27,11 @@ bool PoolChanged(const v1::NodePool& before, const v1::NodePool& after) {
 }  // namespace
 
 StatusController::StatusController(const Dependencies& deps, StatusOptions options)
-    : deps_(deps),
+    : QueueController("nodepool.status", deps, options.queue, options.workers),
       options_(std::move(options)),
-      node_pools_(deps.informers.node_pools()),
-      queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
-             [this](const std::string& key) { return Reconcile(key); }) {
-  using PoolPtr = std::shared_ptr<const v1::NodePool>;
-  registrations_.push_back(node_pools_.AddHandler({
-      .on_add = [this](const PoolPtr& pool) { Enqueue(pool->metadata.name); },
-      .on_update =
-          [this](const PoolPtr& before, const PoolPtr& after) {
-            if (PoolChanged(*before, *after)) Enqueue(after->metadata.name);
-          },
-      .on_delete = [this](const PoolPtr& pool) { ExportMetrics(pool->metadata.name, nullptr, {}); },
+      node_pools_(deps.informers.node_pools()) {
+  registrations_.push_back(EnqueueOnChange(node_pools_, PoolChanged, [this](const auto& pool) {
+    ExportMetrics(pool->metadata.name, nullptr, {});
   }));
   if (deps_.metrics != nullptr && options_.export_metrics) {
     usage_metric_ = &deps_.metrics->NewGauge(
@@ -83,14 +75,10 @@ void StatusController::ExportMetrics(const std::string& name, const v1::NodePool
 
 StatusController::~StatusController() { Stop(); }
 
-void StatusController::Start() {
-  queue_.Start([this](kube::WorkQueue& queue) {
-    for (const auto& pool : node_pools_.store().List()) queue.Add(pool->metadata.name);
-  });
-}
+void StatusController::Seed(kube::WorkQueue& queue) { AddWhere(queue, node_pools_); }
 
 void StatusController::Stop() {
-  queue_.Stop();
+  QueueController::Stop();
   // A replica that does not lead exports none of the per-cluster gauges.
   std::vector<std::string> pools;
   {

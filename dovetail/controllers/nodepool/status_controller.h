@@ -63,7 +63,7 @@ struct StatusOptions {
   kube::WorkQueueOptions queue = {.base_delay = absl::Seconds(1), .max_delay = absl::Minutes(1)};
 };
 
-class StatusController final : public Controller {
+class StatusController final : public QueueController {
  public:
   using NodePoolInformer = state::ClusterInformers::NodePoolInformer;
 
@@ -71,25 +71,18 @@ class StatusController final : public Controller {
   explicit StatusController(const Dependencies& deps, StatusOptions options = {});
   ~StatusController() override;
 
-  std::string_view Name() const override { return "nodepool.status"; }
-  // Starts the workers; every cached NodePool is reconciled at once.
-  void Start() override;
+  // Stops the workers and clears the gauges.
   void Stop() override;
-  // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
-  std::optional<absl::Time> OldestWorkStart() const override {
-    return queue_.OldestProcessingStart();
-  }
-
   // One reconcile of the named NodePool (what a worker runs; public for tests).
-  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name);
+  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& name) override;
   NodePoolInformer& node_pools() { return node_pools_; }
 
  private:
-  void Enqueue(const std::string& name) { queue_.Add(name); }
+  // Every cached NodePool is reconciled at once when Start()ed.
+  void Seed(kube::WorkQueue& queue) override;
   // Errors: API errors other than NotFound.
   absl::StatusOr<NodeClassView> NodeClassOf(const apis::v1::NodePool& pool);
 
-  const Dependencies deps_;
   const StatusOptions options_;
   NodePoolInformer& node_pools_;  // the shared one (deps.informers)
 
@@ -103,8 +96,6 @@ class StatusController final : public Controller {
   // The label sets exported per pool, to drop them.
   std::map<std::string, std::vector<metrics::LabelValues>> exported_ ABSL_GUARDED_BY(metrics_mu_);
 
-  // Destroyed (stopped) before the members its reconciles use.
-  ReconcileQueue queue_;
   // After everything its handlers touch, so removed (each waiting for its handler's call in
   // progress) before any of it is destroyed.
   std::vector<kube::HandlerRegistration> registrations_;

@@ -98,6 +98,16 @@ class StatusConditionMetricsTest : public ::testing::Test {
     }
     return out;
   }
+  // Observes `object`, then the same object with its first condition Ready=True since `ready_at`
+  // and deleted at kT0 + 4 s.
+  template <typename T>
+  void ObserveReadyThenDeleted(ConditionKind kind, ConditionedObject (*from)(const T&), T& object,
+                               absl::Time ready_at) {
+    metrics_.Observe(kind, from(object));
+    object.status.conditions[0] = Cond("Ready", core::ConditionStatus::kTrue, "Ready", ready_at);
+    object.metadata.deletion_timestamp = kT0 + absl::Seconds(4);
+    metrics_.Observe(kind, from(object));
+  }
 
   metrics::Registry registry_;
   StatusConditionMetrics metrics_{registry_};
@@ -108,25 +118,12 @@ class StatusConditionMetricsTest : public ::testing::Test {
 // names in upstream's order and, for histograms, upstream's buckets.
 TEST_F(StatusConditionMetricsTest, FamiliesMatchUpstreamInventory) {
   auto claim = Claim("c1", {Cond("Ready", core::ConditionStatus::kUnknown, "Launching", kT0)});
-  metrics_.Observe(ConditionKind::kNodeClaim, FromNodeClaim(claim));
-  claim.status.conditions[0] =
-      Cond("Ready", core::ConditionStatus::kTrue, "Ready", kT0 + absl::Seconds(3));
-  claim.metadata.deletion_timestamp = kT0 + absl::Seconds(4);
-  metrics_.Observe(ConditionKind::kNodeClaim, FromNodeClaim(claim));
-
+  ObserveReadyThenDeleted(ConditionKind::kNodeClaim, FromNodeClaim, claim, kT0 + absl::Seconds(3));
   auto pool = Pool("p1", {Cond("Ready", core::ConditionStatus::kFalse, "NodeClassNotReady", kT0)});
-  metrics_.Observe(ConditionKind::kNodePool, FromNodePool(pool));
-  pool.status.conditions[0] =
-      Cond("Ready", core::ConditionStatus::kTrue, "Ready", kT0 + absl::Seconds(1));
-  pool.metadata.deletion_timestamp = kT0 + absl::Seconds(4);
-  metrics_.Observe(ConditionKind::kNodePool, FromNodePool(pool));
-
+  ObserveReadyThenDeleted(ConditionKind::kNodePool, FromNodePool, pool, kT0 + absl::Seconds(1));
   auto nc = NodeClass("n1", {Cond("Ready", core::ConditionStatus::kFalse, "AMIsNotFound", kT0)});
-  metrics_.Observe(ConditionKind::kEC2NodeClass, FromEC2NodeClass(nc));
-  nc.status.conditions[0] =
-      Cond("Ready", core::ConditionStatus::kTrue, "Ready", kT0 + absl::Seconds(2));
-  nc.metadata.deletion_timestamp = kT0 + absl::Seconds(4);
-  metrics_.Observe(ConditionKind::kEC2NodeClass, FromEC2NodeClass(nc));
+  ObserveReadyThenDeleted(ConditionKind::kEC2NodeClass, FromEC2NodeClass, nc,
+                          kT0 + absl::Seconds(2));
 
   kube::NodeInfo node = Node("n1", core::ConditionStatus::kFalse, kT0);
   metrics_.Observe(ConditionKind::kNode, FromNode(node));

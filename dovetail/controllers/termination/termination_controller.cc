@@ -64,11 +64,25 @@ std::string TerminationController::NodeClaimKey(std::string_view name) {
   return Cat(kNodeClaimPrefix, name);
 }
 
+namespace {
+
+// What the informer handlers and Seed enqueue: the Nodes and NodeClaims being deleted.
+bool NodeDeleting(const kube::NodeInfo& node) { return node.meta.deletion.has_value(); }
+bool NodeClaimDeleting(const v1::NodeClaim& claim) {
+  return claim.metadata.deletion_timestamp.has_value();
+}
+std::string NodeKeyOf(const kube::NodeInfo& node) {
+  return TerminationController::NodeKey(node.meta.name);
+}
+std::string NodeClaimKeyOf(const v1::NodeClaim& claim) {
+  return TerminationController::NodeClaimKey(claim.metadata.name);
+}
+
+}  // namespace
+
 TerminationController::TerminationController(const Dependencies& deps, TerminationOptions options)
-    : deps_(deps),
-      options_(std::move(options)),
-      queue_(options_.queue.WithMetrics(Name(), deps.metrics), options_.workers,
-             [this](const std::string& key) { return Reconcile(key); }) {
+    : QueueController("node.termination", deps, options.queue, options.workers),
+      options_(std::move(options)) {
   if (metrics::Registry* r = deps_.metrics; r != nullptr) {
     nodes_terminated_ = &r->NewCounter("karpenter_nodes_terminated_total",
                                        "Number of nodes terminated in total by Karpenter. Labeled "
@@ -108,41 +122,19 @@ TerminationController::TerminationController(const Dependencies& deps, Terminati
                          "Duration of CloudProvider Instance termination in seconds.", {"nodepool"},
                          {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024});
   }
-  registrations_.push_back(deps_.informers.nodes().AddHandler({
-      .on_add =
-          [this](const auto& node) {
-            if (node->meta.deletion.has_value()) Enqueue(NodeKey(node->meta.name));
-          },
-      .on_update =
-          [this](const auto&, const auto& node) {
-            if (node->meta.deletion.has_value()) Enqueue(NodeKey(node->meta.name));
-          },
-      .on_delete =
-          [this](const auto& node) {
-            Forget(node->meta.name);
-            // A deleting NodeClaim waits for its Nodes to go.
-            if (node->provider_id.empty()) return;
-            std::optional<state::StateNode> state = deps_.cluster.Get(node->provider_id);
-            if (state.has_value() && state->node_claim != nullptr) {
-              Enqueue(NodeClaimKey(state->node_claim->metadata.name));
-            }
-          },
-  }));
-  registrations_.push_back(deps_.informers.node_claims().AddHandler({
-      .on_add =
-          [this](const auto& claim) {
-            if (claim->metadata.deletion_timestamp.has_value()) {
-              Enqueue(NodeClaimKey(claim->metadata.name));
-            }
-          },
-      .on_update =
-          [this](const auto&, const auto& claim) {
-            if (claim->metadata.deletion_timestamp.has_value()) {
-              Enqueue(NodeClaimKey(claim->metadata.name));
-            }
-          },
-      .on_delete = nullptr,
-  }));
+  auto on_node_gone = [this](const std::shared_ptr<const kube::NodeInfo>& node) {
+    Forget(node->meta.name);
+    // A deleting NodeClaim waits for its Nodes to go.
+    if (node->provider_id.empty()) return;
+    std::optional<state::StateNode> state = deps_.cluster.Get(node->provider_id);
+    if (state.has_value() && state->node_claim != nullptr) {
+      Enqueue(NodeClaimKey(state->node_claim->metadata.name));
+    }
+  };
+  registrations_.push_back(
+      EnqueueWhen(deps_.informers.nodes(), NodeDeleting, on_node_gone, NodeKeyOf));
+  registrations_.push_back(
+      EnqueueWhen(deps_.informers.node_claims(), NodeClaimDeleting, nullptr, NodeClaimKeyOf));
   auto on_pod = [this](const std::shared_ptr<const kube::PodInfo>& pod) {
     if (pod->node_name.empty()) return;
     bool draining = false;
@@ -161,20 +153,10 @@ TerminationController::TerminationController(const Dependencies& deps, Terminati
 
 TerminationController::~TerminationController() { Stop(); }
 
-void TerminationController::Start() {
-  queue_.Start([this](kube::WorkQueue& queue) {
-    for (const auto& node : deps_.informers.nodes().store().List()) {
-      if (node->meta.deletion.has_value()) queue.Add(NodeKey(node->meta.name));
-    }
-    for (const auto& claim : deps_.informers.node_claims().store().List()) {
-      if (claim->metadata.deletion_timestamp.has_value()) {
-        queue.Add(NodeClaimKey(claim->metadata.name));
-      }
-    }
-  });
+void TerminationController::Seed(kube::WorkQueue& queue) {
+  AddWhere(queue, deps_.informers.nodes(), NodeDeleting, NodeKeyOf);
+  AddWhere(queue, deps_.informers.node_claims(), NodeClaimDeleting, NodeClaimKeyOf);
 }
-
-void TerminationController::Stop() { queue_.Stop(); }
 
 void TerminationController::Forget(const std::string& node_name) {
   absl::MutexLock lock(&mu_);

@@ -86,23 +86,14 @@ struct TerminationOptions {
                                   .max_delay = absl::Seconds(30)};
 };
 
-class TerminationController final : public Controller {
+class TerminationController final : public QueueController {
  public:
   // Registers the Node, NodeClaim and Pod informer handlers; `deps` must outlive this object.
   explicit TerminationController(const Dependencies& deps, TerminationOptions options = {});
   ~TerminationController() override;
 
-  std::string_view Name() const override { return "node.termination"; }
-  // Enqueues every cached Node and NodeClaim being deleted and starts the workers.
-  void Start() override;
-  void Stop() override;
-  // When the oldest reconcile in progress began (the work queue's); nullopt when stopped.
-  std::optional<absl::Time> OldestWorkStart() const override {
-    return queue_.OldestProcessingStart();
-  }
-
   // One reconcile of a key ("node/<name>" or "nodeclaim/<name>"); what a worker runs.
-  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& key);
+  absl::StatusOr<kube::ReconcileResult> Reconcile(const std::string& key) override;
 
   static std::string NodeKey(std::string_view name);
   static std::string NodeClaimKey(std::string_view name);
@@ -117,7 +108,8 @@ class TerminationController final : public Controller {
     absl::flat_hash_map<std::string, EvictionBackoff> pods;  // by pod UID
   };
 
-  void Enqueue(const std::string& key) { queue_.Add(key); }
+  // Every cached Node and NodeClaim being deleted is reconciled when Start()ed.
+  void Seed(kube::WorkQueue& queue) override;
   absl::StatusOr<kube::ReconcileResult> ReconcileNodeClaim(const std::string& name);
   absl::StatusOr<kube::ReconcileResult> ReconcileNode(const std::string& name);
 
@@ -157,7 +149,6 @@ class TerminationController final : public Controller {
   void PodEvent(const PodRef& pod, std::string_view type, std::string_view reason,
                 std::string_view message);
 
-  const Dependencies deps_;
   const TerminationOptions options_;
 
   metrics::Counter* nodes_terminated_ = nullptr;
@@ -175,8 +166,6 @@ class TerminationController final : public Controller {
   absl::flat_hash_set<std::string> draining_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, DrainState> drain_ ABSL_GUARDED_BY(mu_);  // by node name
 
-  // Destroyed (stopped) before the members its reconciles use.
-  ReconcileQueue queue_;
   // After everything its handlers touch, so removed (each waiting for its handler's call in
   // progress) before any of it is destroyed.
   std::vector<kube::HandlerRegistration> registrations_;
