@@ -26,7 +26,7 @@ nlohmann::json AnnotationsPatch(const core::StringMap& annotations,
 }
 
 // What of a NodePool its hash and the stamps depend on.
-bool PoolChanged(const v1::NodePool& before, const v1::NodePool& after) {
+bool HashInputsChanged(const v1::NodePool& before, const v1::NodePool& after) {
   return before.metadata.generation != after.metadata.generation ||
          before.metadata.annotations != after.metadata.annotations;
 }
@@ -37,7 +37,7 @@ HashController::HashController(const Dependencies& deps, HashOptions options)
     : QueueController("nodepool.hash", deps, options.queue, options.workers),
       options_(std::move(options)),
       node_pools_(deps.informers.node_pools()) {
-  registrations_.push_back(EnqueueOnChange(node_pools_, PoolChanged));
+  registrations_.push_back(EnqueueOnChange(node_pools_, HashInputsChanged));
 }
 
 HashController::~HashController() { Stop(); }

@@ -18,7 +18,8 @@ namespace v1 = apis::v1;
 
 namespace {
 
-bool PoolChanged(const v1::NodePool& before, const v1::NodePool& after) {
+// What of a NodePool its status and metrics depend on.
+bool StatusInputsChanged(const v1::NodePool& before, const v1::NodePool& after) {
   return before.metadata.generation != after.metadata.generation ||
          before.metadata.annotations != after.metadata.annotations ||
          before.metadata.deletion_timestamp != after.metadata.deletion_timestamp;
@@ -30,9 +31,9 @@ StatusController::StatusController(const Dependencies& deps, StatusOptions optio
     : QueueController("nodepool.status", deps, options.queue, options.workers),
       options_(std::move(options)),
       node_pools_(deps.informers.node_pools()) {
-  registrations_.push_back(EnqueueOnChange(node_pools_, PoolChanged, [this](const auto& pool) {
-    ExportMetrics(pool->metadata.name, nullptr, {});
-  }));
+  registrations_.push_back(EnqueueOnChange(
+      node_pools_, StatusInputsChanged,
+      [this](const auto& pool) { ExportMetrics(pool->metadata.name, nullptr, {}); }));
   if (deps_.metrics != nullptr && options_.export_metrics) {
     usage_metric_ = &deps_.metrics->NewGauge(
         "karpenter_nodepools_usage",
