@@ -12,19 +12,11 @@
 #include "dovetail/apis/core/label_syntax.h"
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
+#include "dovetail/scheduling/names.h"
 #include "dovetail/scheduling/requirement.h"
 
 namespace dovetail::scheduling {
 namespace {
-
-using apis::core::LabelSelector;
-using apis::core::LabelSelectorOperator;
-using apis::core::LabelSelectorRequirement;
-using apis::core::NodeSelector;
-using apis::core::NodeSelectorRequirement;
-using apis::core::NodeSelectorTerm;
-using apis::core::SelectorOperator;
-using apis::core::StringMap;
 
 constexpr std::string_view kNodeNameField = "metadata.name";
 

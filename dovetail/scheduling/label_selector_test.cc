@@ -5,20 +5,12 @@
 
 #include "absl/status/status.h"
 #include "dovetail/apis/core/label_syntax.h"
+#include "dovetail/scheduling/names.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::scheduling {
 namespace {
-
-using apis::core::LabelSelector;
-using apis::core::LabelSelectorOperator;
-using apis::core::LabelSelectorRequirement;
-using apis::core::NodeSelector;
-using apis::core::NodeSelectorRequirement;
-using apis::core::NodeSelectorTerm;
-using apis::core::SelectorOperator;
-using apis::core::StringMap;
 
 // ---- Syntax -------------------------------------------------------------------------------------
 
@@ -165,9 +157,7 @@ TEST_P(LabelSelectorTest, MatchesLikeKubernetes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, LabelSelectorTest, ::testing::ValuesIn(kLabelSelectorCases),
-                         [](const ::testing::TestParamInfo<LabelSelectorCase>& info) {
-                           return info.param.name;
-                         });
+                         [](const auto& info) { return info.param.name; });
 
 TEST(ValidateLabelSelectorTest, RejectsBadOperatorValueCombinations) {
   EXPECT_TRUE(ValidateLabelSelector({}).ok());
@@ -249,9 +239,7 @@ TEST_P(NodeSelectorTermTest, MatchesLikeNodeAffinity) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, NodeSelectorTermTest, ::testing::ValuesIn(kTermCases),
-                         [](const ::testing::TestParamInfo<TermCase>& info) {
-                           return info.param.name;
-                         });
+                         [](const auto& info) { return info.param.name; });
 
 TEST(NodeSelectorTest, TermsAreOred) {
   NodeSelectorTerm no{{NExpr("cpu", SelectorOperator::kDoesNotExist)}, {}};

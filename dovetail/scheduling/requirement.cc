@@ -15,12 +15,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dovetail/common/absl_compat.h"
+#include "dovetail/scheduling/names.h"
 
 namespace dovetail::scheduling {
 namespace {
-
-using apis::core::NodeSelectorRequirement;
-using apis::core::SelectorOperator;
 
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 constexpr size_t kMaxValuesInMessages = 5;
@@ -100,6 +98,13 @@ std::optional<int64_t> ParseInteger(std::string_view text) {
   return -value;
 }
 
+std::optional<int64_t> NumericOperand(absl::Span<const std::string> values) {
+  if (values.size() != 1) return std::nullopt;
+  std::optional<int64_t> n = ParseInteger(values[0]);
+  if (!n || *n < 0) return std::nullopt;
+  return n;
+}
+
 std::string_view SelectorOperatorName(SelectorOperator op) {
   switch (op) {
     case SelectorOperator::kIn:
@@ -144,9 +149,8 @@ absl::StatusOr<Requirement> Requirement::Create(std::string key, SelectorOperato
     case SelectorOperator::kLt:
     case SelectorOperator::kGte:
     case SelectorOperator::kLte: {
-      std::optional<int64_t> n;
-      if (values.size() == 1) n = ParseInteger(values[0]);
-      if (!n || *n < 0) {
+      const std::optional<int64_t> n = NumericOperand(values);
+      if (!n) {
         return absl::InvalidArgumentError(
             Cat("key \"", key, "\": operator ", SelectorOperatorName(op),
                 " needs exactly one non-negative integer value, got [", absl::StrJoin(values, ", "),

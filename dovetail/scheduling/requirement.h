@@ -110,6 +110,10 @@ class Requirement {
 // strconv.Atoi: an optional sign and decimal digits that fit int64; nullopt otherwise.
 std::optional<int64_t> ParseInteger(std::string_view text);
 
+// The operand of a Gt, Lt, Gte or Lte requirement: its only value, a non-negative ParseInteger;
+// nullopt when there is not exactly one value or it is not a non-negative integer.
+std::optional<int64_t> NumericOperand(absl::Span<const std::string> values);
+
 // Name of an operator as the API spells it ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
 // "Gte", "Lte").
 std::string_view SelectorOperatorName(apis::core::SelectorOperator op);

@@ -8,14 +8,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_split.h"
+#include "dovetail/scheduling/names.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::scheduling {
 namespace {
 
-using apis::core::NodeSelectorRequirement;
-using apis::core::SelectorOperator;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -417,6 +416,16 @@ TEST(RequirementTest, ParseIntegerFollowsAtoi) {
   EXPECT_EQ(ParseInteger("-"), std::nullopt);
   EXPECT_EQ(ParseInteger("1_000"), std::nullopt);
   EXPECT_EQ(ParseInteger(" 1"), std::nullopt);
+}
+
+TEST(RequirementTest, NumericOperandIsTheOnlyValueWhenANonNegativeInteger) {
+  EXPECT_EQ(NumericOperand({"0"}), 0);
+  EXPECT_EQ(NumericOperand({"+7"}), 7);
+  EXPECT_EQ(NumericOperand({"9223372036854775807"}), kMaxInt64);
+  EXPECT_EQ(NumericOperand({"-1"}), std::nullopt);
+  EXPECT_EQ(NumericOperand({"x"}), std::nullopt);
+  EXPECT_EQ(NumericOperand({}), std::nullopt);
+  EXPECT_EQ(NumericOperand({"1", "2"}), std::nullopt);
 }
 
 TEST(RequirementTest, ValuesStaySortedAndUnique) {

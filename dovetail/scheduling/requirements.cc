@@ -17,14 +17,10 @@
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/scheduling/label_selector.h"
+#include "dovetail/scheduling/names.h"
 
 namespace dovetail::scheduling {
 namespace {
-
-using apis::core::NodeSelectorRequirement;
-using apis::core::NodeSelectorTerm;
-using apis::core::SelectorOperator;
-using apis::core::StringMap;
 
 bool IsNegative(SelectorOperator op) {
   return op == SelectorOperator::kNotIn || op == SelectorOperator::kDoesNotExist;
@@ -120,15 +116,12 @@ absl::Status ValidateRequirement(const NodeSelectorRequirement& requirement,
     case SelectorOperator::kGt:
     case SelectorOperator::kLt:
     case SelectorOperator::kGte:
-    case SelectorOperator::kLte: {
-      std::optional<int64_t> n;
-      if (requirement.values.size() == 1) n = ParseInteger(requirement.values[0]);
-      if (!n || *n < 0) {
+    case SelectorOperator::kLte:
+      if (!NumericOperand(requirement.values)) {
         return KeyError(
             key, Cat("operator ", op_name, " must have a single non-negative integer value"));
       }
       break;
-    }
     case SelectorOperator::kNotIn:
     case SelectorOperator::kExists:
     case SelectorOperator::kDoesNotExist:

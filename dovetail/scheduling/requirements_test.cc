@@ -6,16 +6,13 @@
 
 #include "absl/status/status.h"
 #include "dovetail/apis/v1/labels.h"
+#include "dovetail/scheduling/names.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::scheduling {
 namespace {
 
-using apis::core::NodeSelectorRequirement;
-using apis::core::NodeSelectorTerm;
-using apis::core::SelectorOperator;
-using apis::core::StringMap;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
@@ -34,6 +31,17 @@ Requirements Reqs(const std::vector<NodeSelectorRequirement>& list) {
   absl::StatusOr<Requirements> r = Requirements::FromNodeSelectorRequirements(list);
   EXPECT_TRUE(r.ok()) << r.status();
   return r.ok() ? *r : Requirements();
+}
+
+// OK when `ok`; otherwise an error of `code` whose message contains `message`.
+void ExpectOutcome(const absl::Status& s, bool ok, absl::StatusCode code,
+                   const std::string& message) {
+  if (ok) {
+    EXPECT_TRUE(s.ok()) << s;
+    return;
+  }
+  EXPECT_EQ(s.code(), code) << s;
+  EXPECT_THAT(s.message(), HasSubstr(message));
 }
 
 constexpr auto kIn = SelectorOperator::kIn;
@@ -276,19 +284,12 @@ class CompatibleTest : public ::testing::TestWithParam<CompatibleCase> {};
 
 TEST_P(CompatibleTest, FollowsKarpentersRules) {
   const CompatibleCase& c = GetParam();
-  absl::Status s = Reqs(c.node).Compatible(Reqs(c.pod), c.allow);
-  if (c.ok) {
-    EXPECT_TRUE(s.ok()) << s;
-  } else {
-    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
-    EXPECT_THAT(s.message(), HasSubstr(c.message));
-  }
+  ExpectOutcome(Reqs(c.node).Compatible(Reqs(c.pod), c.allow), c.ok,
+                absl::StatusCode::kFailedPrecondition, c.message);
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, CompatibleTest, ::testing::ValuesIn(kCompatibleCases),
-                         [](const ::testing::TestParamInfo<CompatibleCase>& info) {
-                           return info.param.name;
-                         });
+                         [](const auto& info) { return info.param.name; });
 
 TEST(RequirementsTest, IntersectsAllowsUndefinedKeysOnEitherSide) {
   Requirements node = Reqs({R(kZone, kIn, {"a"})});
@@ -468,19 +469,12 @@ class ValidateRequirementTest : public ::testing::TestWithParam<ValidateCase> {}
 
 TEST_P(ValidateRequirementTest, AppliesKarpentersRuntimeValidation) {
   const ValidateCase& c = GetParam();
-  absl::Status s = ValidateRequirement(c.requirement, c.source);
-  if (c.ok) {
-    EXPECT_TRUE(s.ok()) << s;
-  } else {
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-    EXPECT_THAT(s.message(), HasSubstr(c.message));
-  }
+  ExpectOutcome(ValidateRequirement(c.requirement, c.source), c.ok,
+                absl::StatusCode::kInvalidArgument, c.message);
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, ValidateRequirementTest, ::testing::ValuesIn(kValidateCases),
-                         [](const ::testing::TestParamInfo<ValidateCase>& info) {
-                           return info.param.name;
-                         });
+                         [](const auto& info) { return info.param.name; });
 
 TEST(ValidateNodePoolLabelTest, RejectsRestrictedKeysAndBadValues) {
   EXPECT_TRUE(ValidateNodePoolLabel("team", "a").ok());

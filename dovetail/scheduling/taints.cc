@@ -15,14 +15,10 @@
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/scheduling/label_selector.h"
+#include "dovetail/scheduling/names.h"
 
 namespace dovetail::scheduling {
 namespace {
-
-using apis::core::Taint;
-using apis::core::TaintEffect;
-using apis::core::Toleration;
-using apis::core::TolerationOperator;
 
 constexpr std::string_view kAnyKey = "*";
 constexpr std::string_view kSecondsSeparator = " for ";

@@ -6,16 +6,13 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "dovetail/scheduling/names.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::scheduling {
 namespace {
 
-using apis::core::Taint;
-using apis::core::TaintEffect;
-using apis::core::Toleration;
-using apis::core::TolerationOperator;
 using ::testing::HasSubstr;
 
 constexpr TaintEffect kNoSchedule = TaintEffect::kNoSchedule;
@@ -94,9 +91,7 @@ TEST_P(TolerationMatrixTest, MatchesKubernetesToleratesTaint) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, TolerationMatrixTest, ::testing::ValuesIn(kMatrix),
-                         [](const ::testing::TestParamInfo<MatrixCase>& info) {
-                           return info.param.name;
-                         });
+                         [](const auto& info) { return info.param.name; });
 
 TEST(ToleratesTest, EveryTaintMustBeToleratedByAnyToleration) {
   const std::vector<Taint> taints = {kTaints[0], kTaints[4]};

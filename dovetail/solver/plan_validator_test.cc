@@ -12,30 +12,11 @@
 namespace dovetail::solver {
 namespace {
 
-using apis::core::NodeSelectorRequirement;
 using apis::core::NodeSelectorTerm;
 using apis::core::SelectorOperator;
 using apis::core::TaintEffect;
-using test_builders::AddAffinity;
-using test_builders::AddAntiAffinity;
-using test_builders::AddHostPort;
-using test_builders::AddSpread;
-using test_builders::MakePod;
-using test_builders::MakeType;
-using test_builders::Node;
-using test_builders::Pool;
-using test_builders::Q;
-using test_builders::RequireNodeAffinity;
-using test_builders::Scene;
-using test_builders::SmallCatalog;
-using test_builders::Tolerate;
-using test_builders::Type;
-using test_builders::TypeSpec;
 using ::testing::IsEmpty;
 namespace v1 = apis::v1;
-
-constexpr std::string_view kZone = v1::kLabelTopologyZone;
-constexpr std::string_view kHost = v1::kLabelHostname;
 
 std::string Describe(const std::vector<Violation>& vs) {
   std::vector<std::string> lines;
@@ -126,10 +107,14 @@ class PlanValidatorTest : public ::testing::Test {
     auto vs = Validate();                       \
     EXPECT_THAT(vs, IsEmpty()) << Describe(vs); \
   } while (0)
-#define EXPECT_VIOLATION(kind)                                  \
-  do {                                                          \
-    auto vs = Validate();                                       \
-    EXPECT_TRUE(HasKind(vs, kind)) << "got:\n" << Describe(vs); \
+// Validates once and expects a violation of each kind given.
+#define EXPECT_VIOLATION(...)                                                         \
+  do {                                                                                \
+    auto vs = Validate();                                                             \
+    for (ViolationKind kind : {__VA_ARGS__}) {                                        \
+      EXPECT_TRUE(HasKind(vs, kind)) << ViolationKindName(kind) << " missing; got:\n" \
+                                     << Describe(vs);                                 \
+    }                                                                                 \
   } while (0)
 
 // ---- accounting -----------------------------------------------------------------------------
@@ -150,10 +135,9 @@ TEST_F(PlanValidatorTest, CatchesMissingDuplicatedAndUnknownPods) {
   plan_.node_claims.push_back(Claim("default", "medium", "zone-a", "spot", {pods[0], pods[1]}));
   plan_.unschedulable.push_back({pods[0], "also here"});
   plan_.node_claims[0].pods.push_back(stranger.get());
-  auto vs = Validate();
-  EXPECT_TRUE(HasKind(vs, ViolationKind::kPodMissing)) << Describe(vs);     // web-2
-  EXPECT_TRUE(HasKind(vs, ViolationKind::kPodDuplicated)) << Describe(vs);  // web-0
-  EXPECT_TRUE(HasKind(vs, ViolationKind::kUnknownPod)) << Describe(vs);     // stranger
+  // web-2 is missing, web-0 is there twice, stranger is no pod of the input.
+  EXPECT_VIOLATION(ViolationKind::kPodMissing, ViolationKind::kPodDuplicated,
+                   ViolationKind::kUnknownPod);
 }
 
 TEST_F(PlanValidatorTest, CatchesUnknownNodeAndMissingReason) {
@@ -161,9 +145,7 @@ TEST_F(PlanValidatorTest, CatchesUnknownNodeAndMissingReason) {
   auto pods = s_.AddPods(2, "web", "1", "1Gi");
   plan_.existing.push_back({"ghost", {pods[0]}});
   plan_.unschedulable.push_back({pods[1], ""});
-  auto vs = Validate();
-  EXPECT_TRUE(HasKind(vs, ViolationKind::kUnknownNode)) << Describe(vs);
-  EXPECT_TRUE(HasKind(vs, ViolationKind::kMissingReason)) << Describe(vs);
+  EXPECT_VIOLATION(ViolationKind::kUnknownNode, ViolationKind::kMissingReason);
 }
 
 // ---- NodeClaims: pool, options, offering, price, labels -------------------------------------
@@ -174,9 +156,7 @@ TEST_F(PlanValidatorTest, CatchesUnknownPoolAndEmptyClaim) {
   plan_.node_claims.push_back(Claim("default", "medium", "zone-a", "spot", {pods[0]}));
   plan_.node_claims.push_back(Claim("default", "small", "zone-a", "spot", {}));
   plan_.node_claims[0].pool = "elsewhere";
-  auto vs = Validate();
-  EXPECT_TRUE(HasKind(vs, ViolationKind::kUnknownPool)) << Describe(vs);
-  EXPECT_TRUE(HasKind(vs, ViolationKind::kEmptyNodeClaim)) << Describe(vs);
+  EXPECT_VIOLATION(ViolationKind::kUnknownPool, ViolationKind::kEmptyNodeClaim);
 }
 
 TEST_F(PlanValidatorTest, CatchesChosenTypeThatIsNotAnOption) {
@@ -273,10 +253,7 @@ TEST_F(PlanValidatorTest, CatchesTooManyOptions) {
 
 TEST_F(PlanValidatorTest, CatchesMinValuesNotMet) {
   PoolTemplate p = Pool("flex", SmallCatalog());
-  ASSERT_TRUE(p.requirements
-                  .Add(NodeSelectorRequirement{
-                      std::string(v1::kLabelInstanceType), SelectorOperator::kExists, {}, 2})
-                  .ok());
+  ASSERT_TRUE(AddMinValues(p, v1::kLabelInstanceType, 2).ok());
   s_.input.pools.push_back(p);
   auto pods = s_.AddPods(1, "web", "1", "1Gi");
   plan_.node_claims.push_back(Claim("flex", "medium", "zone-a", "spot", {pods[0]}));
@@ -300,9 +277,7 @@ TEST_F(PlanValidatorTest, CatchesRequestsThatUnderstateThePods) {
 // ---- limits ---------------------------------------------------------------------------------
 
 TEST_F(PlanValidatorTest, CatchesCpuLimitExceeded) {
-  PoolTemplate p = Pool("limited", SmallCatalog());
-  p.remaining_limits = ResourceList{{"cpu", Q("6")}};
-  s_.input.pools.push_back(p);
+  s_.input.pools.push_back(LimitedPool("limited", SmallCatalog(), {{"cpu", Q("6")}}));
   auto pods = s_.AddPods(2, "web", "3", "1Gi");
   plan_.node_claims.push_back(Claim("limited", "medium", "zone-a", "spot", {pods[0]}));
   plan_.node_claims.push_back(Claim("limited", "medium", "zone-b", "spot", {pods[1]}));
@@ -310,9 +285,7 @@ TEST_F(PlanValidatorTest, CatchesCpuLimitExceeded) {
 }
 
 TEST_F(PlanValidatorTest, CountsTheLargestOptionAgainstLimits) {
-  PoolTemplate p = Pool("limited", SmallCatalog());
-  p.remaining_limits = ResourceList{{"cpu", Q("6")}};
-  s_.input.pools.push_back(p);
+  s_.input.pools.push_back(LimitedPool("limited", SmallCatalog(), {{"cpu", Q("6")}}));
   auto pods = s_.AddPods(1, "web", "1", "1Gi");
   plan_.node_claims.push_back(Claim("limited", "medium", "zone-a", "spot", {pods[0]}));
   EXPECT_VALID();
@@ -322,9 +295,7 @@ TEST_F(PlanValidatorTest, CountsTheLargestOptionAgainstLimits) {
 }
 
 TEST_F(PlanValidatorTest, CatchesNodeCountLimitExceeded) {
-  PoolTemplate p = Pool("limited", SmallCatalog());
-  p.remaining_limits = ResourceList{{"nodes", Q("1")}};
-  s_.input.pools.push_back(p);
+  s_.input.pools.push_back(LimitedPool("limited", SmallCatalog(), {{"nodes", Q("1")}}));
   auto pods = s_.AddPods(2, "web", "1", "1Gi");
   plan_.node_claims.push_back(Claim("limited", "small", "zone-a", "spot", {pods[0]}));
   plan_.node_claims.push_back(Claim("limited", "small", "zone-b", "spot", {pods[1]}));

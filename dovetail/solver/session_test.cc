@@ -11,49 +11,19 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "dovetail/apis/v1/labels.h"
 #include "dovetail/solver/solver.h"
 #include "dovetail/solver/solver_test_builders.h"
+#include "dovetail/solver/solver_test_rng.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::solver {
 namespace {
-
-using test_builders::AddAffinity;
-using test_builders::AddAntiAffinity;
-using test_builders::AddSpread;
-using test_builders::MakePod;
-using test_builders::Node;
-using test_builders::Pool;
-using test_builders::PoolLabel;
-using test_builders::Scene;
-using test_builders::Type;
-namespace v1 = apis::v1;
-
-constexpr std::string_view kZone = v1::kLabelTopologyZone;
-constexpr std::string_view kHost = v1::kLabelHostname;
-
-// SplitMix64: seeds mean the same everywhere.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(Mix(seed ^ 0x5851F42D4C957F2Dull)) {}
-  uint64_t Next() { return Mix(state_ += 0x9E3779B97F4A7C15ull); }
-  int Int(int lo, int hi) { return lo + static_cast<int>(Next() % (hi - lo + 1)); }
-  bool Chance(double p) { return (Next() >> 11) * (1.0 / 9007199254740992.0) < p; }
-
- private:
-  static uint64_t Mix(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  uint64_t state_;
-};
 
 // A Deployment: its pods' shape and constraints.
 struct Workload {
@@ -88,16 +58,16 @@ std::unique_ptr<Pod> WorkloadPod(const Workload& w, const std::string& name) {
   if (w.preferred_host_anti) {
     auto& a = p->spec.affinity ? *p->spec.affinity : p->spec.affinity.emplace();
     auto& pa = a.pod_anti_affinity ? *a.pod_anti_affinity : a.pod_anti_affinity.emplace();
-    pa.preferred.push_back({50, test_builders::AffinityTerm(kHost, self)});
+    pa.preferred.push_back({50, AffinityTerm(kHost, self)});
   }
   if (w.preferred_zone_anti) {
     auto& a = p->spec.affinity ? *p->spec.affinity : p->spec.affinity.emplace();
     auto& pa = a.pod_anti_affinity ? *a.pod_anti_affinity : a.pod_anti_affinity.emplace();
-    pa.preferred.push_back({20, test_builders::AffinityTerm(kZone, self)});
+    pa.preferred.push_back({20, AffinityTerm(kZone, self)});
   }
   if (!w.anti_to.empty()) AddAntiAffinity(*p, kZone, {{"app", w.anti_to}});
   if (!w.affinity_to.empty()) AddAffinity(*p, kZone, {{"app", w.affinity_to}});
-  if (w.tolerate) test_builders::Tolerate(*p, "dedicated");
+  if (w.tolerate) Tolerate(*p, "dedicated");
   if (!w.team.empty()) p->spec.node_selector["team"] = w.team;
   return p;
 }
@@ -118,15 +88,14 @@ std::unique_ptr<Cluster> Generate(uint64_t seed) {
   in.options.respect_preferences = !r.Chance(0.2);
   const std::vector<std::string> zones = {"zone-a", "zone-b", "zone-c"};
 
-  auto general = Pool("general", {Type("small", 2, 4, 0.10), Type("medium", 4, 8, 0.20),
-                                  Type("large", 8, 16, 0.40), Type("xlarge", 16, 32, 0.80)});
+  auto general = Pool("general", SmallCatalog());
   auto team = Pool("team", {Type("c.large", 8, 8, 0.30), Type("m.xlarge", 16, 64, 0.90)}, 10);
   PoolLabel(team, "team", "blue");
   auto dedicated = Pool("dedicated", {Type("small", 2, 4, 0.10), Type("large", 8, 16, 0.40)}, 50);
   dedicated.taints.push_back({"dedicated", "true", apis::core::TaintEffect::kNoSchedule});
   in.pools = {general, team};
   if (r.Chance(0.5)) in.pools.push_back(dedicated);
-  if (r.Chance(0.2)) in.pools[0].remaining_limits = ResourceList{{"cpu", test_builders::Q("64")}};
+  if (r.Chance(0.2)) in.pools[0].remaining_limits = ResourceList{{"cpu", Q("64")}};
 
   const char* cpus[] = {"100m", "250m", "500m", "1", "2"};
   const char* mems[] = {"128Mi", "512Mi", "1Gi", "2Gi"};
@@ -297,9 +266,20 @@ TEST(SessionTest, SimulateGivesTheSolvePlanOfTheReducedInputInAnyOrder) {
   EXPECT_GT(compared, 1000);
 }
 
+// The `general` pool (SmallCatalog()) and its `nodes`, planned without the improvement pass or the
+// lower bound.
+Scene GeneralPoolScene(std::vector<ExistingNode> nodes) {
+  Scene s;
+  s.input.options.improve = false;
+  s.input.options.lower_bound = false;
+  s.input.pools = {Pool("general", SmallCatalog())};
+  s.input.nodes = std::move(nodes);
+  return s;
+}
+
 TEST(SessionTest, RejectsAnOutOfRangeNodeAndANullPod) {
   Scene s;
-  s.input.pools = {Pool("general", test_builders::SmallCatalog())};
+  s.input.pools = {Pool("general", SmallCatalog())};
   s.input.nodes = {Node("n1", "zone-a", "4", "8Gi", "general")};
   auto session = Session::Create(s.input);
   ASSERT_TRUE(session.ok());
@@ -311,12 +291,8 @@ TEST(SessionTest, RejectsAnOutOfRangeNodeAndANullPod) {
 }
 
 TEST(SessionTest, RemovedNodeIsNotADestinationAndItsPodsLeaveTheTopologyCounts) {
-  Scene s;
-  s.input.options.improve = false;
-  s.input.options.lower_bound = false;
-  s.input.pools = {Pool("general", test_builders::SmallCatalog())};
-  s.input.nodes = {Node("n1", "zone-a", "4", "8Gi", "general"),
-                   Node("n2", "zone-b", "4", "8Gi", "general")};
+  Scene s = GeneralPoolScene(
+      {Node("n1", "zone-a", "4", "8Gi", "general"), Node("n2", "zone-b", "4", "8Gi", "general")});
   Workload w{"web", "500m", "512Mi"};
   w.host_anti = true;
   const Pod* on_n1 = s.AddBound(WorkloadPod(w, "web-1"), "n1");
@@ -334,12 +310,8 @@ TEST(SessionTest, RemovedNodeIsNotADestinationAndItsPodsLeaveTheTopologyCounts) 
 }
 
 TEST(SessionTest, AntiAffinityOfPodsThatAreGoneNoLongerPinsNewNodeClaims) {
-  Scene s;
-  s.input.options.improve = false;
-  s.input.options.lower_bound = false;
-  s.input.pools = {Pool("general", test_builders::SmallCatalog())};
-  s.input.nodes = {Node("n1", "zone-a", "4", "8Gi", "general"),
-                   Node("n2", "zone-b", "1", "1Gi", "general")};
+  Scene s = GeneralPoolScene(
+      {Node("n1", "zone-a", "4", "8Gi", "general"), Node("n2", "zone-b", "1", "1Gi", "general")});
   // A guard on n1 keeps `web` out of its zone; a spread pod on n2 keeps the `app` key read.
   Workload guard{"guard", "100m", "128Mi"};
   guard.anti_to = "web";

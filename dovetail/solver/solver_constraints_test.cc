@@ -16,29 +16,10 @@
 namespace dovetail::solver {
 namespace {
 
-using apis::core::NodeSelectorRequirement;
 using apis::core::SelectorOperator;
 using apis::core::TaintEffect;
-using test_builders::AddAffinity;
-using test_builders::AddAntiAffinity;
-using test_builders::AddHostPort;
-using test_builders::AddSpread;
-using test_builders::MakePod;
-using test_builders::MakeType;
-using test_builders::Node;
-using test_builders::Pool;
-using test_builders::Q;
-using test_builders::RequireNodeAffinity;
-using test_builders::Scene;
-using test_builders::SmallCatalog;
-using test_builders::Tolerate;
-using test_builders::Type;
-using test_builders::TypeSpec;
 using ::testing::HasSubstr;
 namespace v1 = apis::v1;
-
-constexpr std::string_view kZone = v1::kLabelTopologyZone;
-constexpr std::string_view kHost = v1::kLabelHostname;
 
 class SolverConstraintsTest : public ::testing::Test {
  protected:
@@ -273,9 +254,8 @@ TEST_F(SolverConstraintsTest, MissingDaemonSetPodsReserveRoomOnExistingNodes) {
 // ---- limits reached mid-batch -------------------------------------------------------------------
 
 TEST_F(SolverConstraintsTest, LimitReachedMidBatchOverflowsToTheNextPool) {
-  PoolTemplate first = Pool("first", {Type("medium", 4, 8, 0.2)}, 10);
-  first.remaining_limits = ResourceList{{"cpu", Q("8")}};
-  s_.input.pools.push_back(first);
+  s_.input.pools.push_back(
+      LimitedPool("first", {Type("medium", 4, 8, 0.2)}, {{"cpu", Q("8")}}, 10));
   s_.input.pools.push_back(Pool("second", {Type("medium", 4, 8, 0.2)}, 1));
   s_.AddPods(4, "web", "3", "1Gi");
   Plan plan = SolveValid();
@@ -286,9 +266,7 @@ TEST_F(SolverConstraintsTest, LimitReachedMidBatchOverflowsToTheNextPool) {
 }
 
 TEST_F(SolverConstraintsTest, LimitsChargeTheLargestOptionOfAFlexibleClaim) {
-  PoolTemplate p = Pool("limited", SmallCatalog());
-  p.remaining_limits = ResourceList{{"cpu", Q("20")}};
-  s_.input.pools.push_back(p);
+  s_.input.pools.push_back(LimitedPool("limited", SmallCatalog(), {{"cpu", Q("20")}}));
   // One pod per node. The first claim may still become an xlarge (16 cpu), so only 4 cpu of the
   // limit remain for the second; nothing is left for the third.
   s_.AddPods(3, "web", "1", "1Gi", {{"app", "x"}}, [](Pod& pod) {
@@ -300,9 +278,7 @@ TEST_F(SolverConstraintsTest, LimitsChargeTheLargestOptionOfAFlexibleClaim) {
 }
 
 TEST_F(SolverConstraintsTest, NodeCountLimitStopsLaunches) {
-  PoolTemplate p = Pool("limited", SmallCatalog());
-  p.remaining_limits = ResourceList{{"nodes", Q("2")}};
-  s_.input.pools.push_back(p);
+  s_.input.pools.push_back(LimitedPool("limited", SmallCatalog(), {{"nodes", Q("2")}}));
   s_.AddPods(3, "db", "1", "1Gi", {{"app", "db"}}, [](Pod& pod) {
     AddAntiAffinity(pod, kHost, {{"app", "db"}});
   });
@@ -316,10 +292,7 @@ TEST_F(SolverConstraintsTest, NodeCountLimitStopsLaunches) {
 
 TEST_F(SolverConstraintsTest, MinValuesKeepsSeveralOptionsOnEveryClaim) {
   PoolTemplate p = Pool("flex", SmallCatalog());
-  ASSERT_TRUE(p.requirements
-                  .Add(NodeSelectorRequirement{
-                      std::string(v1::kLabelInstanceType), SelectorOperator::kExists, {}, 3})
-                  .ok());
+  ASSERT_TRUE(AddMinValues(p, v1::kLabelInstanceType, 3).ok());
   s_.input.pools.push_back(p);
   s_.AddPods(6, "web", "1", "1Gi");
   Plan plan = SolveValid();
@@ -330,10 +303,7 @@ TEST_F(SolverConstraintsTest, MinValuesKeepsSeveralOptionsOnEveryClaim) {
 TEST_F(SolverConstraintsTest, MinValuesOnArchitectureNeedsBothArchitectures) {
   PoolTemplate p = Pool("flex", {Type("amd", 4, 8, 0.2),
                                  Type("arm", 4, 8, 0.18, {"zone-a", "zone-b", "zone-c"}, "arm64")});
-  ASSERT_TRUE(p.requirements
-                  .Add(NodeSelectorRequirement{
-                      std::string(v1::kLabelArch), SelectorOperator::kExists, {}, 2})
-                  .ok());
+  ASSERT_TRUE(AddMinValues(p, v1::kLabelArch, 2).ok());
   s_.input.pools.push_back(p);
   s_.AddPods(1, "web", "1", "1Gi");
   s_.AddPods(1, "amd-only", "1", "1Gi", {}, [](Pod& pod) {
@@ -461,8 +431,7 @@ TEST_F(SolverConstraintsTest, VolumeTopologyPinsTheClaimsZone) {
 // Regression: the lower bound used each pod's unrelaxed variant, so the pool it may only use once
 // PreferNoSchedule is tolerated was missing from the LP (bound 0.4 against a plan of 0.05).
 TEST_F(SolverConstraintsTest, LowerBoundCountsPoolsReachableAfterRelaxation) {
-  PoolTemplate pricey = Pool("pricey", {Type("big", 16, 32, 0.8)}, 10);
-  pricey.remaining_limits = ResourceList{{"nodes", Q("0")}};
+  PoolTemplate pricey = LimitedPool("pricey", {Type("big", 16, 32, 0.8)}, {{"nodes", Q("0")}}, 10);
   PoolTemplate soft = Pool("soft", {Type("small", 2, 4, 0.1)});
   soft.taints.push_back({"soft", "x", TaintEffect::kPreferNoSchedule});
   s_.input.pools = {pricey, soft};
@@ -504,9 +473,8 @@ TEST_F(SolverConstraintsTest, ImprovementPassNeverTradesAPlacedPodForAnother) {
   r8.spot_factor = 0.3;
   TypeSpec c1{.name = "c1", .cpu = 1, .mem_gi = 2, .price = 0.0416, .zones = {"zone-b", "zone-c"}};
   c1.spot_factor = 0.3;
-  PoolTemplate p = Pool("default", {MakeType(cg2), MakeType(r8), MakeType(c1)});
-  p.remaining_limits = ResourceList{{"cpu", Q("13")}};
-  s_.input.pools.push_back(p);
+  s_.input.pools.push_back(
+      LimitedPool("default", {MakeType(cg2), MakeType(r8), MakeType(c1)}, {{"cpu", Q("13")}}));
   s_.AddPods(5, "db", "1", "512Mi", {{"app", "db"}}, [](Pod& pod) {
     AddAntiAffinity(pod, kHost, {{"app", "db"}});
   });

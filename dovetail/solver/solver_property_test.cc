@@ -29,6 +29,7 @@
 #include "dovetail/solver/plan_validator.h"
 #include "dovetail/solver/solver.h"
 #include "dovetail/solver/solver_test_builders.h"
+#include "dovetail/solver/solver_test_rng.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::solver {
@@ -39,49 +40,12 @@ using apis::core::NodeSelectorRequirement;
 using apis::core::NodeSelectorTerm;
 using apis::core::SelectorOperator;
 using apis::core::TaintEffect;
-using test_builders::AddAntiAffinity;
-using test_builders::AddHostPort;
-using test_builders::AddSpread;
-using test_builders::AffinityTerm;
-using test_builders::MakePod;
-using test_builders::MakeType;
-using test_builders::Node;
-using test_builders::Pool;
-using test_builders::PoolLabel;
-using test_builders::RequireNodeAffinity;
-using test_builders::Scene;
-using test_builders::TypeSpec;
 namespace v1 = apis::v1;
 
 const std::vector<std::string> kZones = {"zone-a", "zone-b", "zone-c"};
-constexpr std::string_view kZone = v1::kLabelTopologyZone;
-constexpr std::string_view kHost = v1::kLabelHostname;
 constexpr std::string_view kArch = v1::kLabelArch;
 constexpr std::string_view kCt = v1::kCapacityTypeLabelKey;
 constexpr char kGpu[] = "example.com/gpu";
-
-// A small deterministic generator (SplitMix64), independent of the standard library's
-// distributions so that seeds mean the same everywhere.
-class Rng {
- public:
-  // The seed is mixed first: consecutive seeds must not give shifted copies of one stream.
-  explicit Rng(uint64_t seed) : state_(Mix(seed ^ 0x5851F42D4C957F2Dull)) {}
-  uint64_t Next() { return Mix(state_ += 0x9E3779B97F4A7C15ull); }
-  int Int(int lo, int hi) { return lo + static_cast<int>(Next() % (hi - lo + 1)); }  // inclusive
-  bool Chance(double p) { return (Next() >> 11) * (1.0 / 9007199254740992.0) < p; }
-  template <typename T>
-  const T& Pick(const std::vector<T>& v) {
-    return v[Next() % v.size()];
-  }
-
- private:
-  static uint64_t Mix(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  uint64_t state_;
-};
 
 // ---- the scenario: plain data, so that it can be shrunk and printed ----------------------------
 

@@ -10,95 +10,26 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "dovetail/apis/v1/labels.h"
+#include "dovetail/solver/solver_test_builders.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::solver {
 namespace {
 
-using apis::core::LabelSelector;
-using apis::core::NodeSelectorRequirement;
 using apis::core::SelectorOperator;
-using apis::core::Taint;
 using apis::core::TaintEffect;
-using cloudprovider::InstanceType;
-using cloudprovider::InstanceTypeOverhead;
-using cloudprovider::Offering;
-using cloudprovider::Offerings;
-using scheduling::Requirements;
 using ::testing::HasSubstr;
 namespace v1 = apis::v1;
 
-Quantity Q(const char* s) { return *Quantity::Parse(s); }
-
-// A type with `cpu` vCPUs and `mem_gi` GiB, offered on-demand in every zone at `price` and spot
-// at half of it.
-InstanceTypePtr Type(const std::string& name, int cpu, int mem_gi, double price,
-                     std::vector<std::string> zones = {"zone-a", "zone-b", "zone-c"},
-                     const std::string& arch = "amd64") {
-  std::vector<Offering> offerings;
-  for (const auto& z : zones) {
-    offerings.push_back(Offering::Make("on-demand", z, "", price, true));
-    offerings.push_back(Offering::Make("spot", z, "", price / 2, true));
-  }
-  std::vector<std::string> cts = {"on-demand", "spot"};
-  Requirements reqs;
-  reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelInstanceType), {name}));
-  reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelArch), {arch}));
-  reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelOS), {"linux"}));
-  reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelTopologyZone), zones));
-  reqs.Add(scheduling::Requirement::In(std::string(v1::kCapacityTypeLabelKey), cts));
-  ResourceList capacity{{"cpu", Quantity::FromUnits(cpu)},
-                        {"memory", Quantity::FromUnits(int64_t{mem_gi} << 30)},
-                        {"pods", Quantity::FromUnits(110)}};
-  return std::make_shared<InstanceType>(name, std::move(reqs), Offerings(std::move(offerings)),
-                                        std::move(capacity), InstanceTypeOverhead{});
-}
-
 // 8 vCPU, 32 GiB: $1.00/h on demand, $0.30/h spot, in one zone.
 InstanceTypePtr BigSpotBargain() {
-  Requirements reqs;
-  reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelInstanceType), {"big"}));
-  reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelArch), {"amd64"}));
-  reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelOS), {"linux"}));
-  reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelTopologyZone), {"zone-a"}));
-  reqs.Add(
-      scheduling::Requirement::In(std::string(v1::kCapacityTypeLabelKey), {"on-demand", "spot"}));
-  ResourceList capacity{{"cpu", Quantity::FromUnits(8)},
-                        {"memory", Quantity::FromUnits(int64_t{32} << 30)},
-                        {"pods", Quantity::FromUnits(110)}};
-  return std::make_shared<InstanceType>(
-      "big", std::move(reqs),
-      Offerings({Offering::Make("on-demand", "zone-a", "", 1.0, true),
-                 Offering::Make("spot", "zone-a", "", 0.3, true)}),
-      std::move(capacity), InstanceTypeOverhead{});
-}
-
-std::vector<InstanceTypePtr> SmallCatalog() {
-  return {Type("small", 2, 4, 0.10), Type("medium", 4, 8, 0.20), Type("large", 8, 16, 0.40),
-          Type("xlarge", 16, 32, 0.80)};
-}
-
-PoolTemplate Pool(const std::string& name, std::vector<InstanceTypePtr> types, int weight = 0) {
-  PoolTemplate p;
-  p.name = name;
-  p.weight = weight;
-  p.instance_types = std::move(types);
-  return p;
-}
-
-std::unique_ptr<Pod> MakePod(const std::string& name, const char* cpu, const char* mem,
-                             StringMap labels = {}) {
-  auto p = std::make_unique<Pod>();
-  p->metadata.name = name;
-  p->metadata.namespace_ = "default";
-  p->metadata.uid = "uid-" + name;
-  p->metadata.labels = std::move(labels);
-  apis::core::Container c;
-  c.name = "app";
-  c.resources.requests = {{"cpu", Q(cpu)}, {"memory", Q(mem)}};
-  p->spec.containers.push_back(std::move(c));
-  return p;
+  return MakeType({.name = "big",
+                   .cpu = 8,
+                   .mem_gi = 32,
+                   .price = 1.0,
+                   .zones = {"zone-a"},
+                   .spot_factor = 0.3});
 }
 
 class SolverTest : public ::testing::Test {
@@ -114,6 +45,13 @@ class SolverTest : public ::testing::Test {
       Pod* p = Add(MakePod(absl::StrCat("p", pods_.size()), cpu, mem, labels));
       if (edit) edit(*p);
     }
+  }
+  // A 6-cpu pod, then a small one that needs on-demand capacity.
+  void AddBigPodAndSmallOnDemandPod() {
+    AddPods(1, "6", "24Gi");
+    AddPods(1, "500m", "512Mi", {}, [](Pod& p) {
+      p.spec.node_selector = {{"karpenter.sh/capacity-type", "on-demand"}};
+    });
   }
   Plan MustSolve() {
     auto plan = Solve(in_);
@@ -231,10 +169,7 @@ TEST_F(SolverTest, HonoursZoneNodeSelector) {
 // on-demand one (+$0.70/h); a node of its own costs $0.10/h.
 TEST_F(SolverTest, OnDemandPodDoesNotPullASpotNodeClaimToOnDemand) {
   in_.pools.push_back(Pool("default", {Type("small", 2, 4, 0.1), BigSpotBargain()}));
-  AddPods(1, "6", "24Gi");
-  AddPods(1, "500m", "512Mi", {}, [](Pod& p) {
-    p.spec.node_selector = {{"karpenter.sh/capacity-type", "on-demand"}};
-  });
+  AddBigPodAndSmallOnDemandPod();
   Plan plan = MustSolve();
   ASSERT_EQ(plan.node_claims.size(), 2u);
   EXPECT_TRUE(plan.unschedulable.empty());
@@ -245,12 +180,8 @@ TEST_F(SolverTest, OnDemandPodDoesNotPullASpotNodeClaimToOnDemand) {
 
 // When the pool's limits leave no room for a node of its own, the pod still joins the claim.
 TEST_F(SolverTest, PriceGuardGivesWayWhenLimitsAllowNoNewNodeClaim) {
-  in_.pools.push_back(Pool("default", {BigSpotBargain()}));
-  in_.pools.back().remaining_limits = ResourceList{{"cpu", Q("8")}};
-  AddPods(1, "6", "24Gi");
-  AddPods(1, "500m", "512Mi", {}, [](Pod& p) {
-    p.spec.node_selector = {{"karpenter.sh/capacity-type", "on-demand"}};
-  });
+  in_.pools.push_back(LimitedPool("default", {BigSpotBargain()}, {{"cpu", Q("8")}}));
+  AddBigPodAndSmallOnDemandPod();
   Plan plan = MustSolve();
   ASSERT_EQ(plan.node_claims.size(), 1u);
   EXPECT_TRUE(plan.unschedulable.empty());
@@ -267,8 +198,7 @@ TEST_F(SolverTest, UntoleratedPoolTaintMakesPodUnschedulable) {
   ASSERT_EQ(plan.unschedulable.size(), 1u);
   EXPECT_THAT(plan.unschedulable[0].reason, HasSubstr("did not tolerate taint"));
   // With a toleration, it schedules.
-  pods_[0]->spec.tolerations.push_back(
-      {"nvidia.com/gpu", apis::core::TolerationOperator::kExists, "", std::nullopt});
+  Tolerate(*pods_[0], "nvidia.com/gpu");
   Plan ok = MustSolve();
   EXPECT_TRUE(ok.unschedulable.empty());
   ASSERT_EQ(ok.node_claims.size(), 1u);
@@ -287,10 +217,7 @@ TEST_F(SolverTest, HigherWeightPoolIsTriedFirst) {
 TEST_F(SolverTest, HostnameAntiAffinityPutsEachPodOnItsOwnNode) {
   in_.pools.push_back(Pool("default", SmallCatalog()));
   AddPods(5, "100m", "128Mi", {{"app", "db"}}, [](Pod& p) {
-    apis::core::PodAffinityTerm t;
-    t.topology_key = "kubernetes.io/hostname";
-    t.label_selector = LabelSelector{{{"app", "db"}}, {}};
-    p.spec.affinity.emplace().pod_anti_affinity.emplace().required.push_back(t);
+    AddAntiAffinity(p, kHost, {{"app", "db"}});
   });
   Plan plan = MustSolve();
   ASSERT_EQ(plan.node_claims.size(), 5u);
@@ -305,12 +232,7 @@ TEST_F(SolverTest, AntiAffinityBoundCountsANodePerPodAcrossPodSizes) {
   // two pods of the group may share a node, so the bound counts every pod on a node of its own
   // (and is then as high as the optimal plan).
   in_.pools.push_back(Pool("default", SmallCatalog()));
-  auto anti = [](Pod& p) {
-    apis::core::PodAffinityTerm t;
-    t.topology_key = "kubernetes.io/hostname";
-    t.label_selector = LabelSelector{{{"app", "db"}}, {}};
-    p.spec.affinity.emplace().pod_anti_affinity.emplace().required.push_back(t);
-  };
+  auto anti = [](Pod& p) { AddAntiAffinity(p, kHost, {{"app", "db"}}); };
   AddPods(4, "100m", "128Mi", {{"app", "db"}}, anti);
   AddPods(2, "3", "1Gi", {{"app", "db"}}, anti);
   Plan plan = MustSolve();
@@ -355,26 +277,14 @@ TEST_F(SolverTest, RepackingPutsTheBulkOnALargeTypeAndTheRemainderOnSmallOnes) {
   // single-type packing, on fewer nodes.
   std::vector<InstanceTypePtr> types;
   for (int cpu : {2, 4, 8, 16, 48}) {
-    std::vector<Offering> offerings;
-    for (const char* z : {"zone-a", "zone-b", "zone-c"}) {
-      offerings.push_back(Offering::Make("on-demand", z, "", 0.02715 * cpu, true));
-    }
-    const std::string name = absl::StrCat("c-", cpu, "x");
-    Requirements reqs;
-    reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelInstanceType), {name}));
-    reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelArch), {"amd64"}));
-    reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelOS), {"linux"}));
-    reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelTopologyZone),
-                                         {"zone-a", "zone-b", "zone-c"}));
-    reqs.Add(scheduling::Requirement::In(std::string(v1::kCapacityTypeLabelKey), {"on-demand"}));
-    ResourceList capacity{{"cpu", Quantity::FromUnits(cpu)},
-                          {"memory", Quantity::FromUnits(int64_t{2 * cpu} << 30)},
-                          {"pods", Quantity::FromUnits(1000)}};
-    InstanceTypeOverhead overhead;
-    overhead.kube_reserved = {{"cpu", Q("200m")}, {"memory", Q("512Mi")}};
-    types.push_back(std::make_shared<InstanceType>(name, std::move(reqs),
-                                                   Offerings(std::move(offerings)),
-                                                   std::move(capacity), std::move(overhead)));
+    types.push_back(MakeType({.name = absl::StrCat("c-", cpu, "x"),
+                              .cpu = cpu,
+                              .mem_gi = 2 * cpu,
+                              .price = 0.02715 * cpu,
+                              .spot_factor = 0,
+                              .pods = 1000,
+                              .reserved_milli_cpu = 200,
+                              .reserved_memory_mi = 512}));
   }
   in_.pools.push_back(Pool("default", types));
   constexpr int kPods = 223;
@@ -400,11 +310,7 @@ TEST_F(SolverTest, RepackingPutsTheBulkOnALargeTypeAndTheRemainderOnSmallOnes) {
 TEST_F(SolverTest, ZoneSpreadBalancesAcrossZones) {
   in_.pools.push_back(Pool("default", SmallCatalog()));
   AddPods(6, "1", "1Gi", {{"app", "web"}}, [](Pod& p) {
-    apis::core::TopologySpreadConstraint c;
-    c.max_skew = 1;
-    c.topology_key = "topology.kubernetes.io/zone";
-    c.label_selector = LabelSelector{{{"app", "web"}}, {}};
-    p.spec.topology_spread_constraints.push_back(c);
+    AddSpread(p, kZone, 1, {{"app", "web"}});
   });
   Plan plan = MustSolve();
   std::map<std::string, int> per_zone;
@@ -416,10 +322,7 @@ TEST_F(SolverTest, ZoneSpreadBalancesAcrossZones) {
 TEST_F(SolverTest, SelfAffinityBootstrapsIntoOneZone) {
   in_.pools.push_back(Pool("default", SmallCatalog()));
   AddPods(6, "2", "2Gi", {{"app", "cache"}}, [](Pod& p) {
-    apis::core::PodAffinityTerm t;
-    t.topology_key = "topology.kubernetes.io/zone";
-    t.label_selector = LabelSelector{{{"app", "cache"}}, {}};
-    p.spec.affinity.emplace().pod_affinity.emplace().required.push_back(t);
+    AddAffinity(p, kZone, {{"app", "cache"}});
   });
   Plan plan = MustSolve();
   EXPECT_TRUE(plan.unschedulable.empty());
@@ -429,9 +332,7 @@ TEST_F(SolverTest, SelfAffinityBootstrapsIntoOneZone) {
 }
 
 TEST_F(SolverTest, NodePoolLimitsStopLaunchesMidBatch) {
-  PoolTemplate p = Pool("limited", {Type("medium", 4, 8, 0.2)});
-  p.remaining_limits = ResourceList{{"cpu", Q("8")}};
-  in_.pools.push_back(p);
+  in_.pools.push_back(LimitedPool("limited", {Type("medium", 4, 8, 0.2)}, {{"cpu", Q("8")}}));
   AddPods(5, "3", "1Gi");  // one pod per 4-cpu node; only two nodes fit in 8 cpu
   Plan plan = MustSolve();
   EXPECT_EQ(plan.node_claims.size(), 2u);
@@ -467,8 +368,7 @@ TEST_F(SolverTest, DaemonSetThatDoesNotTolerateTaintAddsNoOverhead) {
 
 TEST_F(SolverTest, MinValuesKeepsEnoughInstanceTypes) {
   PoolTemplate p = Pool("flex", SmallCatalog());
-  NodeSelectorRequirement r{"node.kubernetes.io/instance-type", SelectorOperator::kExists, {}, 3};
-  ASSERT_TRUE(p.requirements.Add(r).ok());
+  ASSERT_TRUE(AddMinValues(p, v1::kLabelInstanceType, 3).ok());
   in_.pools.push_back(p);
   AddPods(1, "6", "1Gi");  // only large and xlarge fit: two values < minValues 3
   Plan plan = MustSolve();
@@ -482,12 +382,7 @@ TEST_F(SolverTest, MinValuesKeepsEnoughInstanceTypes) {
 
 TEST_F(SolverTest, HostPortsNeverShareANode) {
   in_.pools.push_back(Pool("default", SmallCatalog()));
-  AddPods(3, "100m", "100Mi", {}, [](Pod& p) {
-    apis::core::ContainerPort port;
-    port.host_port = 8080;
-    port.container_port = 8080;
-    p.spec.containers[0].ports.push_back(port);
-  });
+  AddPods(3, "100m", "100Mi", {}, [](Pod& p) { AddHostPort(p, 8080); });
   Plan plan = MustSolve();
   EXPECT_EQ(plan.node_claims.size(), 3u);
 }
@@ -517,10 +412,7 @@ TEST_F(SolverTest, InverseAntiAffinityOfExistingPodsIsHonoured) {
   in_.nodes.push_back(n);
   auto guard = MakePod("guard", "100m", "100Mi");
   guard->spec.node_name = "node-1";
-  apis::core::PodAffinityTerm t;
-  t.topology_key = "kubernetes.io/hostname";
-  t.label_selector = LabelSelector{{{"app", "noisy"}}, {}};
-  guard->spec.affinity.emplace().pod_anti_affinity.emplace().required.push_back(t);
+  AddAntiAffinity(*guard, kHost, {{"app", "noisy"}});
   in_.bound_pods.push_back(guard.get());
   AddPods(1, "1", "1Gi", {{"app", "noisy"}});
   AddPods(1, "1", "1Gi", {{"app", "quiet"}});

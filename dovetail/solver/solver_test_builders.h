@@ -1,15 +1,18 @@
 // Builders for solver and plan-validator tests: instance types with offerings, NodePool templates,
 // pods with the usual constraints, existing nodes, and a Scene that owns the pods an Input points
-// to. Test-only; header-only so each test binary stays self-contained.
+// to. Test-only; header-only so each test binary stays self-contained. Declared in
+// dovetail::solver::test_builders and, for the solver's own tests, also in dovetail::solver.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/cloudprovider/instance_type.h"
@@ -18,6 +21,9 @@
 namespace dovetail::solver::test_builders {
 
 namespace v1 = apis::v1;
+
+inline constexpr std::string_view kZone = v1::kLabelTopologyZone;
+inline constexpr std::string_view kHost = v1::kLabelHostname;
 
 inline Quantity Q(const char* s) { return *Quantity::Parse(s); }
 
@@ -33,6 +39,7 @@ struct TypeSpec {
       unavailable;  // "spot/zone-a": offerings that exist but are not available
   int64_t pods = 110;
   int64_t reserved_milli_cpu = 0;                         // kube-reserved: allocatable < capacity
+  int64_t reserved_memory_mi = 0;                         // kube-reserved memory, MiB
   std::vector<std::pair<std::string, int64_t>> extended;  // e.g. {"example.com/gpu", 1}
 };
 
@@ -66,7 +73,11 @@ inline InstanceTypePtr MakeType(const TypeSpec& s) {
   for (const auto& [name, n] : s.extended) capacity[name] = Quantity::FromUnits(n);
   cloudprovider::InstanceTypeOverhead overhead;
   if (s.reserved_milli_cpu > 0) {
-    overhead.kube_reserved = {{"cpu", Quantity::FromMilli(s.reserved_milli_cpu)}};
+    overhead.kube_reserved["cpu"] = Quantity::FromMilli(s.reserved_milli_cpu);
+  }
+  if (s.reserved_memory_mi > 0) {
+    overhead.kube_reserved["memory"] =
+        Quantity::FromUnits(s.reserved_memory_mi << 20, QuantityFormat::kBinarySI);
   }
   return std::make_shared<cloudprovider::InstanceType>(
       s.name, std::move(reqs), cloudprovider::Offerings(std::move(offerings)), std::move(capacity),
@@ -98,6 +109,20 @@ inline PoolTemplate Pool(const std::string& name, std::vector<InstanceTypePtr> t
   p.weight = weight;
   p.instance_types = std::move(types);
   return p;
+}
+
+// A pool over `types` with `limits` left under its spec.limits ("nodes" counts nodes).
+inline PoolTemplate LimitedPool(const std::string& name, std::vector<InstanceTypePtr> types,
+                                ResourceList limits, int32_t weight = 0) {
+  PoolTemplate p = Pool(name, std::move(types), weight);
+  p.remaining_limits = std::move(limits);
+  return p;
+}
+
+// Adds `key Exists` with minValues `min_values` to the pool's requirements.
+inline absl::Status AddMinValues(PoolTemplate& p, std::string_view key, int32_t min_values) {
+  return p.requirements.Add(apis::core::NodeSelectorRequirement{
+      std::string(key), apis::core::SelectorOperator::kExists, {}, min_values});
 }
 
 // Adds a template label to a pool (as label and as In requirement, as the solver expects).
@@ -230,3 +255,31 @@ class Scene {
 };
 
 }  // namespace dovetail::solver::test_builders
+
+namespace dovetail::solver {
+
+// The solver's own tests live in dovetail::solver and use the builders unqualified.
+using test_builders::AddAffinity;
+using test_builders::AddAntiAffinity;
+using test_builders::AddHostPort;
+using test_builders::AddMinValues;
+using test_builders::AddSpread;
+using test_builders::AffinityTerm;
+using test_builders::kHost;
+using test_builders::kZone;
+using test_builders::LimitedPool;
+using test_builders::MakePod;
+using test_builders::MakeType;
+using test_builders::Node;
+using test_builders::Pool;
+using test_builders::PoolLabel;
+using test_builders::Q;
+using test_builders::RequireNodeAffinity;
+using test_builders::Scene;
+using test_builders::Selector;
+using test_builders::SmallCatalog;
+using test_builders::Tolerate;
+using test_builders::Type;
+using test_builders::TypeSpec;
+
+}  // namespace dovetail::solver

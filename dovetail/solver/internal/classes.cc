@@ -1,6 +1,7 @@
 // SolverImpl's pod classes, their relaxation variants and what each variant may use of a pool.
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -11,6 +12,20 @@
 #include "dovetail/solver/type_set.h"
 
 namespace dovetail::solver::internal {
+namespace {
+
+// Pointers to the preferred `terms`, heaviest first; equal weights keep their order.
+template <typename Term>
+std::vector<const Term*> HeaviestFirst(const std::vector<Term>& terms) {
+  std::vector<const Term*> out;
+  out.reserve(terms.size());
+  for (const Term& t : terms) out.push_back(&t);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Term* a, const Term* b) { return a->weight > b->weight; });
+  return out;
+}
+
+}  // namespace
 
 std::string SolverImpl::ClassKey(const Pod& p, const ResourceList& requests) const {
   const auto& s = p.spec;
@@ -64,14 +79,7 @@ absl::Status SolverImpl::BuildClasses() {
       c.ns = p->metadata.namespace_;
       c.labels = p->metadata.labels;
       c.requests = res_.ToAmounts(requests);
-      for (const auto& ct : s.containers) {
-        for (const auto& port : ct.ports) {
-          if (port.host_port > 0) {
-            c.ports.push_back(
-                {port.host_ip, port.host_port, port.protocol.value_or(apis::core::Protocol::kTCP)});
-          }
-        }
-      }
+      AppendHostPorts(s, c.ports);
       if (vol != in_.volume_requirements.end()) c.volume_alternatives = vol->second;
       if (s.affinity && s.affinity->node_affinity) {
         const auto& na = *s.affinity->node_affinity;
@@ -81,11 +89,9 @@ absl::Status SolverImpl::BuildClasses() {
             if (!t.match_fields.empty()) c.has_match_fields = true;
           }
         }
-        std::vector<const apis::core::PreferredSchedulingTerm*> pref;
-        for (const auto& t : na.preferred) pref.push_back(&t);
-        std::stable_sort(pref.begin(), pref.end(),
-                         [](auto* a, auto* b) { return a->weight > b->weight; });
-        for (auto* t : pref) c.preferred_node_terms.push_back(&t->preference);
+        for (const auto* t : HeaviestFirst(na.preferred)) {
+          c.preferred_node_terms.push_back(&t->preference);
+        }
       }
       classes_.push_back(std::move(c));
     }
@@ -100,22 +106,15 @@ absl::Status SolverImpl::BuildClasses() {
       for (const auto& t : s.affinity->pod_affinity->required) {
         c.required_affinity.push_back(GroupFor(GroupKind::kAffinity, c.ns, t, p));
       }
-      std::vector<const apis::core::WeightedPodAffinityTerm*> pref;
-      for (const auto& w : s.affinity->pod_affinity->preferred) pref.push_back(&w);
-      std::stable_sort(pref.begin(), pref.end(),
-                       [](auto* a, auto* b) { return a->weight > b->weight; });
-      for (auto* w : pref)
+      for (const auto* w : HeaviestFirst(s.affinity->pod_affinity->preferred)) {
         c.preferred_affinity.push_back(GroupFor(GroupKind::kAffinity, c.ns, w->term, p));
+      }
     }
     if (s.affinity && s.affinity->pod_anti_affinity) {
       for (const auto& t : s.affinity->pod_anti_affinity->required) {
         c.required_anti.push_back(GroupFor(GroupKind::kAntiAffinity, c.ns, t, p));
       }
-      std::vector<const apis::core::WeightedPodAffinityTerm*> pref;
-      for (const auto& w : s.affinity->pod_anti_affinity->preferred) pref.push_back(&w);
-      std::stable_sort(pref.begin(), pref.end(),
-                       [](auto* a, auto* b) { return a->weight > b->weight; });
-      for (auto* w : pref) {
+      for (const auto* w : HeaviestFirst(s.affinity->pod_anti_affinity->preferred)) {
         c.preferred_anti.push_back(GroupFor(GroupKind::kAntiAffinity, c.ns, w->term, p));
       }
     }
@@ -215,21 +214,22 @@ int SolverImpl::VariantFor(int cls, const RelaxState& state) {
 std::optional<RelaxState> SolverImpl::NextRelaxation(const Variant& v) const {
   const PodClass& c = classes_[v.cls];
   RelaxState s = v.state;
+  // The last relaxation: tolerating PreferNoSchedule taints, when some pool has one.
+  auto tolerate_prefer_no_schedule = [&]() -> std::optional<RelaxState> {
+    if (s.tolerate_prefer_no_schedule) return std::nullopt;
+    for (const auto& p : pools_) {
+      if (p.has_prefer_no_schedule) {
+        s.tolerate_prefer_no_schedule = true;
+        return s;
+      }
+    }
+    return std::nullopt;
+  };
   if (static_cast<int>(c.required_terms.size()) - s.required_term > 1) {
     ++s.required_term;
     return s;
   }
-  if (!in_.options.respect_preferences) {
-    if (!s.tolerate_prefer_no_schedule) {
-      for (const auto& p : pools_) {
-        if (p.has_prefer_no_schedule) {
-          s.tolerate_prefer_no_schedule = true;
-          return s;
-        }
-      }
-    }
-    return std::nullopt;
-  }
+  if (!in_.options.respect_preferences) return tolerate_prefer_no_schedule();
   if (s.pref_affinity_dropped < static_cast<int>(c.preferred_affinity.size())) {
     ++s.pref_affinity_dropped;
     return s;
@@ -246,15 +246,7 @@ std::optional<RelaxState> SolverImpl::NextRelaxation(const Variant& v) const {
     ++s.spread_anyway_dropped;
     return s;
   }
-  if (!s.tolerate_prefer_no_schedule) {
-    for (const auto& p : pools_) {
-      if (p.has_prefer_no_schedule) {
-        s.tolerate_prefer_no_schedule = true;
-        return s;
-      }
-    }
-  }
-  return std::nullopt;
+  return tolerate_prefer_no_schedule();
 }
 
 const PoolFit& SolverImpl::FitForPool(int vi, int pi) {

@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "dovetail/apis/core/pod_requests.h"
 #include "dovetail/apis/v1/labels.h"
@@ -12,6 +14,19 @@
 #include "dovetail/solver/type_set.h"
 
 namespace dovetail::solver::internal {
+namespace {
+
+// What a DaemonSet's pod strictly requires of a node: its nodeSelector and its required node
+// affinity (preferences and tolerations aside). Errors: those of Requirements::ForPod.
+absl::StatusOr<Requirements> DaemonRequirements(const apis::core::PodSpec& spec) {
+  std::vector<apis::core::NodeSelectorTerm> terms;
+  if (spec.affinity && spec.affinity->node_affinity && spec.affinity->node_affinity->required) {
+    terms = spec.affinity->node_affinity->required->terms;
+  }
+  return Requirements::ForPod(spec.node_selector, terms);
+}
+
+}  // namespace
 
 absl::Status SolverImpl::BuildResources() {
   for (const Pod* p : class_pods_) {
@@ -106,22 +121,11 @@ absl::Status SolverImpl::BuildPools() {
                .ok()) {
         continue;
       }
-      std::vector<apis::core::NodeSelectorTerm> terms;
-      if (spec.affinity && spec.affinity->node_affinity && spec.affinity->node_affinity->required) {
-        terms = spec.affinity->node_affinity->required->terms;
-      }
-      auto reqs = Requirements::ForPod(spec.node_selector, terms);
+      auto reqs = DaemonRequirements(spec);
       if (!reqs.ok()) continue;
       if (!t->requirements.Compatible(*reqs, AllowUndefined::kWellKnownLabels).ok()) continue;
       daemons.emplace_back(res_.ToAmounts(apis::core::PodRequests(*ds.pod)), std::move(*reqs));
-      for (const auto& c : spec.containers) {
-        for (const auto& port : c.ports) {
-          if (port.host_port > 0) {
-            pi.ds_ports.push_back(
-                {port.host_ip, port.host_port, port.protocol.value_or(apis::core::Protocol::kTCP)});
-          }
-        }
-      }
+      AppendHostPorts(spec, pi.ds_ports);
     }
     pi.types.ForEach([&](size_t i) {
       const TypeInfo& ti = types_[i];
@@ -184,14 +188,7 @@ absl::Status SolverImpl::BuildNodes() {
     if (apis::core::IsTerminal(*p)) continue;
     NodeState& s = nodes_[it->second];
     AddTo(s.used, res_.ToAmounts(apis::core::PodRequests(*p)));
-    for (const auto& c : p->spec.containers) {
-      for (const auto& port : c.ports) {
-        if (port.host_port > 0) {
-          s.ports.push_back(
-              {port.host_ip, port.host_port, port.protocol.value_or(apis::core::Protocol::kTCP)});
-        }
-      }
-    }
+    AppendHostPorts(p->spec, s.ports);
     for (const auto& ref : p->metadata.owner_references) {
       if (ref.kind == "DaemonSet") {
         daemons_on_node[it->second].insert(absl::StrCat(p->metadata.namespace_, "/", ref.name));
@@ -210,21 +207,10 @@ absl::Status SolverImpl::BuildNodes() {
                .ok()) {
         continue;
       }
-      std::vector<apis::core::NodeSelectorTerm> terms;
-      if (spec.affinity && spec.affinity->node_affinity && spec.affinity->node_affinity->required) {
-        terms = spec.affinity->node_affinity->required->terms;
-      }
-      auto reqs = Requirements::ForPod(spec.node_selector, terms);
+      auto reqs = DaemonRequirements(spec);
       if (!reqs.ok() || !s.label_reqs.Compatible(*reqs, AllowUndefined::kNone).ok()) continue;
       AddTo(s.used, res_.ToAmounts(apis::core::PodRequests(*ds.pod)));
-      for (const auto& c : spec.containers) {
-        for (const auto& port : c.ports) {
-          if (port.host_port > 0) {
-            s.ports.push_back(
-                {port.host_ip, port.host_port, port.protocol.value_or(apis::core::Protocol::kTCP)});
-          }
-        }
-      }
+      AppendHostPorts(spec, s.ports);
     }
   }
   node_room_.resize(nodes_.size());

@@ -31,6 +31,18 @@ struct HostPort {
   }
 };
 
+// Appends the host ports the containers of `spec` claim (hostPort > 0; TCP when no protocol).
+inline void AppendHostPorts(const apis::core::PodSpec& spec, std::vector<HostPort>& out) {
+  for (const auto& c : spec.containers) {
+    for (const auto& port : c.ports) {
+      if (port.host_port > 0) {
+        out.push_back(
+            {port.host_ip, port.host_port, port.protocol.value_or(apis::core::Protocol::kTCP)});
+      }
+    }
+  }
+}
+
 inline bool PortsConflict(const std::vector<HostPort>& a, const std::vector<HostPort>& b) {
   for (const auto& x : a) {
     for (const auto& y : b) {

@@ -1,6 +1,5 @@
 // SolverImpl's topology: groups and domains, counts, and the checks of a node or NodeClaim.
 #include <algorithm>
-#include <limits>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -365,14 +364,7 @@ absl::Status SolverImpl::CheckTopologyNode(const Variant& v, const PodClass& c,
       case GroupKind::kSpread: {
         if (!NodePassesFilter(g, n)) break;
         int64_t self = g.Selects(c.ns, c.labels) ? 1 : 0;
-        int64_t min = 0;
-        if (!g.is_hostname) {
-          min = std::numeric_limits<int64_t>::max();
-          for (int e : g.eligible) min = std::min(min, g.Count(e));
-          if (g.eligible.empty() || static_cast<int32_t>(g.eligible.size()) < g.min_domains) {
-            min = 0;
-          }
-        }
+        const int64_t min = g.SpreadMinimum();
         if (count + self - min > g.max_skew) {
           return absl::FailedPreconditionError(absl::StrCat(
               "would violate topology spread (maxSkew ", g.max_skew, ") on ", g.key, "=", value));
@@ -472,20 +464,25 @@ absl::Status SolverImpl::ApplyTopologyClaim(const Variant& v, const PodClass& c,
       pairs &= pairs_.Allowed(reqs);
     }
   };
+  // Narrows to the cheapest of `domains` where `count` is zero; false when there is none.
+  auto narrow_to_empty = [&](const TopologyGroup& g, const std::vector<int>& domains, auto count) {
+    std::vector<int> allowed;
+    for (int d : domains) {
+      if (count(d) == 0) allowed.push_back(d);
+    }
+    if (allowed.empty()) return false;
+    narrow(g, {pick(g, allowed)});
+    return true;
+  };
   for (int gid : v.owned) {
     const TopologyGroup& g = groups_[gid];
     std::vector<int> domains = ClaimDomains(g, claim, reqs, pairs);
-    std::vector<int> allowed;
     switch (g.kind) {
       case GroupKind::kAntiAffinity:
-        for (int d : domains) {
-          if (g.Count(d) == 0) allowed.push_back(d);
-        }
-        if (allowed.empty()) {
+        if (!narrow_to_empty(g, domains, [&](int d) { return g.Count(d); })) {
           return absl::FailedPreconditionError(
               absl::StrCat("would violate pod anti-affinity on ", g.key));
         }
-        narrow(g, {pick(g, allowed)});
         break;
       case GroupKind::kAffinity: {
         int best = -1;
@@ -506,14 +503,7 @@ absl::Status SolverImpl::ApplyTopologyClaim(const Variant& v, const PodClass& c,
       }
       case GroupKind::kSpread: {
         int64_t self = g.Selects(c.ns, c.labels) ? 1 : 0;
-        int64_t min = 0;
-        if (!g.is_hostname) {
-          min = std::numeric_limits<int64_t>::max();
-          for (int e : g.eligible) min = std::min(min, g.Count(e));
-          if (g.eligible.empty() || static_cast<int32_t>(g.eligible.size()) < g.min_domains) {
-            min = 0;
-          }
-        }
+        const int64_t min = g.SpreadMinimum();
         int best = -1;
         for (int d : domains) {
           if (g.Count(d) + self - min > g.max_skew) continue;
@@ -534,15 +524,10 @@ absl::Status SolverImpl::ApplyTopologyClaim(const Variant& v, const PodClass& c,
     if (!group_active_.empty() && !group_active_[gid]) continue;
     const TopologyGroup& g = groups_[gid];
     std::vector<int> domains = ClaimDomains(g, claim, reqs, pairs);
-    std::vector<int> allowed;
-    for (int d : domains) {
-      if (g.OwnerCount(d) == 0) allowed.push_back(d);
-    }
-    if (allowed.empty()) {
+    if (!narrow_to_empty(g, domains, [&](int d) { return g.OwnerCount(d); })) {
       return absl::FailedPreconditionError(
           absl::StrCat("would violate the pod anti-affinity of other pods on ", g.key));
     }
-    narrow(g, {pick(g, allowed)});
   }
   return absl::OkStatus();
 }

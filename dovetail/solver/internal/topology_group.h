@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -91,6 +92,16 @@ struct TopologyGroup {
   }
   bool Selects(const std::string& ns, const StringMap& labels) const {
     return namespaces.Contains(ns) && scheduling::Matches(selector, labels);
+  }
+  // Spread: the count a domain's skew is measured against. The smallest count among the eligible
+  // domains; 0 for hostname spread (a new node is an empty domain) and while fewer domains than
+  // minDomains are eligible.
+  int64_t SpreadMinimum() const {
+    if (is_hostname) return 0;
+    if (eligible.empty() || static_cast<int32_t>(eligible.size()) < min_domains) return 0;
+    int64_t min = std::numeric_limits<int64_t>::max();
+    for (int e : eligible) min = std::min(min, Count(e));
+    return min;
   }
 };
 
