@@ -1,6 +1,7 @@
 #include "dovetail/cloudprovider/aws_catalog.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -170,6 +171,7 @@ class FieldReader {
     return absl::InvalidArgumentError(
         absl::StrCat(AsAbsl(file_), ":", record_.line, ": ", AsAbsl(message)));
   }
+  int line() const { return record_.line; }
 
   // Any text that is a valid label value (possibly empty).
   absl::Status Text(size_t column, std::string* out) const {
@@ -230,6 +232,51 @@ class FieldReader {
   std::string_view file_;
   absl::Span<const std::string_view> columns_;
   const CsvRecord& record_;
+};
+
+// Reads `text` (the CSV file `file_name`, with `columns`) into one Row per record, in file order;
+// `parse(reader, row)` fills each row from its record's fields. Errors: those of ReadCsv and of
+// `parse`.
+template <typename Row, typename Parse>
+absl::StatusOr<std::vector<Row>> ParseRows(std::string_view text, std::string_view file_name,
+                                           absl::Span<const std::string_view> columns,
+                                           Parse parse) {
+  ASSIGN_OR_RETURN(std::vector<CsvRecord> records, ReadCsv(text, file_name, columns));
+  std::vector<Row> rows;
+  rows.reserve(records.size());
+  for (const CsvRecord& record : records) {
+    FieldReader f(file_name, columns, record);
+    Row row;
+    RETURN_IF_ERROR(parse(f, row));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// A CSV file of `columns`: the header line, then one line of fields(row) per row.
+template <typename Row, typename Fields>
+std::string FormatCsv(absl::Span<const std::string_view> columns, const std::vector<Row>& rows,
+                      Fields fields) {
+  std::string out = absl::StrCat(JoinColumns(columns), "\n");
+  for (const Row& r : rows) absl::StrAppend(&out, absl::StrJoin(fields(r), ","), "\n");
+  return out;
+}
+
+// The line each key of a file whose rows must be unique was first read on.
+template <typename Key>
+class FirstLines {
+ public:
+  // OK when `key` is new (it is recorded at the reader's line); otherwise the reader's line error
+  // "<duplicate()> (first on line N)".
+  template <typename Describe>
+  absl::Status Add(const FieldReader& f, Key key, Describe duplicate) {
+    auto [it, inserted] = lines_.emplace(std::move(key), f.line());
+    if (inserted) return absl::OkStatus();
+    return f.LineError(absl::StrCat(duplicate(), " (first on line ", it->second, ")"));
+  }
+
+ private:
+  absl::flat_hash_map<Key, int> lines_;
 };
 
 // ---- instance-types.csv ------------------------------------------------------------------------
@@ -493,99 +540,74 @@ scheduling::Requirements TypeRequirements(const InstanceTypeRow& row, const Cata
 
 absl::StatusOr<std::vector<InstanceTypeRow>> ParseInstanceTypesCsv(std::string_view text,
                                                                    std::string_view file_name) {
-  ASSIGN_OR_RETURN(std::vector<CsvRecord> records, ReadCsv(text, file_name, kInstanceTypeColumns));
-  std::vector<InstanceTypeRow> rows;
-  rows.reserve(records.size());
-  absl::flat_hash_map<std::string, int> first_line;
-  for (const CsvRecord& record : records) {
-    FieldReader f(file_name, kInstanceTypeColumns, record);
-    ASSIGN_OR_RETURN(InstanceTypeRow row, ParseInstanceTypeRecord(f));
-    auto [it, inserted] = first_line.emplace(row.name, record.line);
-    if (!inserted) {
-      return f.LineError(absl::StrCat("duplicate instance type \"", row.name, "\" (first on line ",
-                                      it->second, ")"));
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
+  FirstLines<std::string> first_line;
+  return ParseRows<InstanceTypeRow>(
+      text, file_name, kInstanceTypeColumns,
+      [&](const FieldReader& f, InstanceTypeRow& row) -> absl::Status {
+        ASSIGN_OR_RETURN(row, ParseInstanceTypeRecord(f));
+        return first_line.Add(f, row.name, [&] {
+          return absl::StrCat("duplicate instance type \"", row.name, "\"");
+        });
+      });
 }
 
 absl::StatusOr<std::vector<OnDemandPriceRow>> ParseOnDemandPricesCsv(std::string_view text,
                                                                      std::string_view file_name) {
-  ASSIGN_OR_RETURN(std::vector<CsvRecord> records, ReadCsv(text, file_name, kOnDemandColumns));
-  std::vector<OnDemandPriceRow> rows;
-  rows.reserve(records.size());
-  absl::flat_hash_map<std::pair<std::string, std::string>, int> first_line;
-  for (const CsvRecord& record : records) {
-    FieldReader f(file_name, kOnDemandColumns, record);
-    OnDemandPriceRow row;
-    RETURN_IF_ERROR(f.NonEmptyText(0, &row.region));
-    RETURN_IF_ERROR(f.NonEmptyText(1, &row.instance_type));
-    RETURN_IF_ERROR(f.Price(2, &row.usd_per_hour));
-    auto [it, inserted] = first_line.emplace(std::pair(row.region, row.instance_type), record.line);
-    if (!inserted) {
-      return f.LineError(absl::StrCat("duplicate price for \"", row.instance_type, "\" in \"",
-                                      row.region, "\" (first on line ", it->second, ")"));
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
+  FirstLines<std::pair<std::string, std::string>> first_line;
+  return ParseRows<OnDemandPriceRow>(
+      text, file_name, kOnDemandColumns,
+      [&](const FieldReader& f, OnDemandPriceRow& row) -> absl::Status {
+        RETURN_IF_ERROR(f.NonEmptyText(0, &row.region));
+        RETURN_IF_ERROR(f.NonEmptyText(1, &row.instance_type));
+        RETURN_IF_ERROR(f.Price(2, &row.usd_per_hour));
+        return first_line.Add(f, std::pair(row.region, row.instance_type), [&] {
+          return absl::StrCat("duplicate price for \"", row.instance_type, "\" in \"", row.region,
+                              "\"");
+        });
+      });
 }
 
 absl::StatusOr<std::vector<SpotPriceRow>> ParseSpotPricesCsv(std::string_view text,
                                                              std::string_view file_name) {
-  ASSIGN_OR_RETURN(std::vector<CsvRecord> records, ReadCsv(text, file_name, kSpotColumns));
-  std::vector<SpotPriceRow> rows;
-  rows.reserve(records.size());
-  absl::flat_hash_map<std::pair<std::string, std::string>, int> first_line;
-  for (const CsvRecord& record : records) {
-    FieldReader f(file_name, kSpotColumns, record);
-    SpotPriceRow row;
-    RETURN_IF_ERROR(f.NonEmptyText(0, &row.region));
-    RETURN_IF_ERROR(f.NonEmptyText(1, &row.zone));
-    RETURN_IF_ERROR(f.NonEmptyText(2, &row.instance_type));
-    RETURN_IF_ERROR(f.Price(3, &row.usd_per_hour));
-    auto [it, inserted] = first_line.emplace(std::pair(row.zone, row.instance_type), record.line);
-    if (!inserted) {
-      return f.LineError(absl::StrCat("duplicate spot price for \"", row.instance_type, "\" in \"",
-                                      row.zone, "\" (first on line ", it->second, ")"));
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
+  FirstLines<std::pair<std::string, std::string>> first_line;
+  return ParseRows<SpotPriceRow>(
+      text, file_name, kSpotColumns, [&](const FieldReader& f, SpotPriceRow& row) -> absl::Status {
+        RETURN_IF_ERROR(f.NonEmptyText(0, &row.region));
+        RETURN_IF_ERROR(f.NonEmptyText(1, &row.zone));
+        RETURN_IF_ERROR(f.NonEmptyText(2, &row.instance_type));
+        RETURN_IF_ERROR(f.Price(3, &row.usd_per_hour));
+        return first_line.Add(f, std::pair(row.zone, row.instance_type), [&] {
+          return absl::StrCat("duplicate spot price for \"", row.instance_type, "\" in \"",
+                              row.zone, "\"");
+        });
+      });
 }
 
 absl::StatusOr<std::vector<OfferingRow>> ParseOfferingsCsv(std::string_view text,
                                                            std::string_view file_name) {
-  ASSIGN_OR_RETURN(std::vector<CsvRecord> records, ReadCsv(text, file_name, kOfferingColumns));
-  std::vector<OfferingRow> rows;
-  rows.reserve(records.size());
-  std::map<std::tuple<std::string, std::string, std::string>, int> first_line;
+  FirstLines<std::tuple<std::string, std::string, std::string>> first_line;
   // (region, zone) -> (zone id, line)
   std::map<std::pair<std::string, std::string>, std::pair<std::string, int>> zone_ids;
-  for (const CsvRecord& record : records) {
-    FieldReader f(file_name, kOfferingColumns, record);
-    OfferingRow row;
-    RETURN_IF_ERROR(f.NonEmptyText(0, &row.region));
-    RETURN_IF_ERROR(f.NonEmptyText(1, &row.zone));
-    RETURN_IF_ERROR(f.Text(2, &row.zone_id));
-    RETURN_IF_ERROR(f.NonEmptyText(3, &row.instance_type));
-    auto [it, inserted] =
-        first_line.emplace(std::tuple(row.region, row.zone, row.instance_type), record.line);
-    if (!inserted) {
-      return f.LineError(absl::StrCat("duplicate offering of \"", row.instance_type, "\" in \"",
-                                      row.zone, "\" (first on line ", it->second, ")"));
-    }
-    auto [zit, zone_inserted] =
-        zone_ids.emplace(std::pair(row.region, row.zone), std::pair(row.zone_id, record.line));
-    if (!zone_inserted && zit->second.first != row.zone_id) {
-      return f.LineError(absl::StrCat("zone \"", row.zone, "\" has zone id \"", row.zone_id,
-                                      "\" but \"", zit->second.first, "\" on line ",
-                                      zit->second.second));
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
+  return ParseRows<OfferingRow>(
+      text, file_name, kOfferingColumns,
+      [&](const FieldReader& f, OfferingRow& row) -> absl::Status {
+        RETURN_IF_ERROR(f.NonEmptyText(0, &row.region));
+        RETURN_IF_ERROR(f.NonEmptyText(1, &row.zone));
+        RETURN_IF_ERROR(f.Text(2, &row.zone_id));
+        RETURN_IF_ERROR(f.NonEmptyText(3, &row.instance_type));
+        RETURN_IF_ERROR(first_line.Add(f, std::tuple(row.region, row.zone, row.instance_type), [&] {
+          return absl::StrCat("duplicate offering of \"", row.instance_type, "\" in \"", row.zone,
+                              "\"");
+        }));
+        auto [zit, zone_inserted] =
+            zone_ids.emplace(std::pair(row.region, row.zone), std::pair(row.zone_id, f.line()));
+        if (!zone_inserted && zit->second.first != row.zone_id) {
+          return f.LineError(absl::StrCat("zone \"", row.zone, "\" has zone id \"", row.zone_id,
+                                          "\" but \"", zit->second.first, "\" on line ",
+                                          zit->second.second));
+        }
+        return absl::OkStatus();
+      });
 }
 
 std::string OfferingsRegion(const CatalogFiles& files) {
@@ -596,9 +618,8 @@ std::string OfferingsRegion(const CatalogFiles& files) {
 }
 
 std::string FormatInstanceTypesCsv(const std::vector<InstanceTypeRow>& rows) {
-  std::string out = absl::StrCat(JoinColumns(kInstanceTypeColumns), "\n");
-  for (const InstanceTypeRow& r : rows) {
-    const std::string fields[kColumnCount] = {
+  return FormatCsv(kInstanceTypeColumns, rows, [](const InstanceTypeRow& r) {
+    return std::array<std::string, kColumnCount>{
         r.name,
         r.category,
         r.family,
@@ -635,34 +656,28 @@ std::string FormatInstanceTypesCsv(const std::vector<InstanceTypeRow>& rows) {
         absl::StrCat(r.neuron),
         absl::StrCat(r.neuroncore),
     };
-    absl::StrAppend(&out, absl::StrJoin(fields, ","), "\n");
-  }
-  return out;
+  });
 }
 
 std::string FormatOnDemandPricesCsv(const std::vector<OnDemandPriceRow>& rows) {
-  std::string out = absl::StrCat(JoinColumns(kOnDemandColumns), "\n");
-  for (const OnDemandPriceRow& r : rows) {
-    absl::StrAppend(&out, r.region, ",", r.instance_type, ",", FormatPrice(r.usd_per_hour), "\n");
-  }
-  return out;
+  return FormatCsv(kOnDemandColumns, rows, [](const OnDemandPriceRow& r) {
+    return std::array<std::string, std::size(kOnDemandColumns)>{r.region, r.instance_type,
+                                                                FormatPrice(r.usd_per_hour)};
+  });
 }
 
 std::string FormatSpotPricesCsv(const std::vector<SpotPriceRow>& rows) {
-  std::string out = absl::StrCat(JoinColumns(kSpotColumns), "\n");
-  for (const SpotPriceRow& r : rows) {
-    absl::StrAppend(&out, r.region, ",", r.zone, ",", r.instance_type, ",",
-                    FormatPrice(r.usd_per_hour), "\n");
-  }
-  return out;
+  return FormatCsv(kSpotColumns, rows, [](const SpotPriceRow& r) {
+    return std::array<std::string, std::size(kSpotColumns)>{r.region, r.zone, r.instance_type,
+                                                            FormatPrice(r.usd_per_hour)};
+  });
 }
 
 std::string FormatOfferingsCsv(const std::vector<OfferingRow>& rows) {
-  std::string out = absl::StrCat(JoinColumns(kOfferingColumns), "\n");
-  for (const OfferingRow& r : rows) {
-    absl::StrAppend(&out, r.region, ",", r.zone, ",", r.zone_id, ",", r.instance_type, "\n");
-  }
-  return out;
+  return FormatCsv(kOfferingColumns, rows, [](const OfferingRow& r) {
+    return std::array<std::string, std::size(kOfferingColumns)>{r.region, r.zone, r.zone_id,
+                                                                r.instance_type};
+  });
 }
 
 // ---- public: files -----------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "dovetail/apis/v1/labels.h"
+#include "dovetail/cloudprovider/instance_type_test_util.h"
 #include "dovetail/common/test_temp_dir.h"
 #include "dovetail/scheduling/requirement.h"
 #include "dovetail/scheduling/requirements.h"
@@ -21,7 +22,6 @@ namespace dovetail::cloudprovider {
 namespace {
 
 namespace labels = ::dovetail::apis::v1;
-using apis::core::SelectorOperator;
 using scheduling::Requirement;
 using scheduling::Requirements;
 using ::testing::HasSubstr;
@@ -71,24 +71,6 @@ class AwsCatalogTest : public ::testing::Test {
 
 CatalogFiles* AwsCatalogTest::files_ = nullptr;
 Catalog* AwsCatalogTest::catalog_ = nullptr;
-
-const Offering* FindOffering(const InstanceType& type, std::string_view capacity_type,
-                             std::string_view zone) {
-  for (const Offering& o : type.offerings()) {
-    if (o.capacity_type == capacity_type && o.zone == zone) return &o;
-  }
-  return nullptr;
-}
-
-// The single value of an `In [v]` requirement, "<absent>" for DoesNotExist, "<undefined>" when
-// the key is not defined, "<other>" otherwise.
-std::string LabelValue(const InstanceType& type, std::string_view key) {
-  const Requirement* r = type.requirements().Find(key);
-  if (r == nullptr) return "<undefined>";
-  if (r->Operator() == SelectorOperator::kDoesNotExist) return "<absent>";
-  if (r->Operator() == SelectorOperator::kIn && r->values().size() == 1) return r->values()[0];
-  return "<other>";
-}
 
 TEST_F(AwsCatalogTest, LoadsEveryInstanceType) {
   EXPECT_EQ(files_->instance_types.size(), 1363u);
@@ -560,6 +542,13 @@ std::string ValidTypesCsv() {
                       "4750,nitro,false,no,29,1930,6903,17,9,0,0,0,0,0\n");
 }
 
+// ValidTypesCsv() with the first `from` replaced by `to`.
+std::string ValidTypesCsvWith(std::string_view from, std::string_view to) {
+  std::string text = ValidTypesCsv();
+  text.replace(text.find(from), from.size(), to);
+  return text;
+}
+
 TEST(AwsCatalogParseTest, AcceptsValidInputWithCrlfAndNoFinalNewline) {
   std::string text = absl::StrReplaceAll(ValidTypesCsv(), {{"\n", "\r\n"}});
   text.resize(text.size() - 2);
@@ -584,9 +573,7 @@ void ExpectInvalid(const absl::Status& status, std::vector<std::string> substrin
 }
 
 TEST(AwsCatalogParseTest, RejectsAWrongHeader) {
-  std::string text = ValidTypesCsv();
-  text.replace(text.find("vcpu"), 4, "vcpus");
-  ExpectInvalid(ParseInstanceTypesCsv(text, "types.csv").status(),
+  ExpectInvalid(ParseInstanceTypesCsv(ValidTypesCsvWith("vcpu", "vcpus"), "types.csv").status(),
                 {"types.csv:1:", "unknown column \"vcpus\""});
   ExpectInvalid(ParseOnDemandPricesCsv("region,instance_type\nr,t,1\n", "p.csv").status(),
                 {"p.csv:1:", "missing column \"usd_per_hour\""});
@@ -605,20 +592,18 @@ TEST(AwsCatalogParseTest, RejectsAWrongColumnCount) {
 }
 
 TEST(AwsCatalogParseTest, RejectsBadNumbersNamingTheColumn) {
-  std::string text = ValidTypesCsv();
-  text.replace(text.find(",2,8192,"), 8, ",two,8192,");
-  ExpectInvalid(ParseInstanceTypesCsv(text, "types.csv").status(),
-                {"types.csv:2:", "column \"vcpu\"", "\"two\""});
+  ExpectInvalid(
+      ParseInstanceTypesCsv(ValidTypesCsvWith(",2,8192,", ",two,8192,"), "types.csv").status(),
+      {"types.csv:2:", "column \"vcpu\"", "\"two\""});
 
   for (const char* bad : {"-1", "1.5", " 2", "2 ", "+2", "99999999999999999999", ""}) {
-    std::string t = ValidTypesCsv();
-    t.replace(t.find(",29,1930,"), 9, absl::StrCat(",", bad, ",1930,"));
+    std::string t = ValidTypesCsvWith(",29,1930,", absl::StrCat(",", bad, ",1930,"));
     ExpectInvalid(ParseInstanceTypesCsv(t, "types.csv").status(),
                   {"types.csv:2:", "column \"max_pods\""});
   }
-  std::string zero_cpu = ValidTypesCsv();
-  zero_cpu.replace(zero_cpu.find(",2,8192,"), 8, ",0,8192,");
-  ExpectInvalid(ParseInstanceTypesCsv(zero_cpu, "types.csv").status(), {"column \"vcpu\""});
+  ExpectInvalid(
+      ParseInstanceTypesCsv(ValidTypesCsvWith(",2,8192,", ",0,8192,"), "types.csv").status(),
+      {"column \"vcpu\""});
 
   for (const char* bad : {"abc", "-0.5", "nan", "inf", "", "0.1x", "1e300"}) {
     ExpectInvalid(ParseOnDemandPricesCsv(absl::StrCat("region,instance_type,usd_per_hour\n"
@@ -632,17 +617,13 @@ TEST(AwsCatalogParseTest, RejectsBadNumbersNamingTheColumn) {
 }
 
 TEST(AwsCatalogParseTest, RejectsBadBooleansAndArchitectures) {
-  std::string text = ValidTypesCsv();
-  text.replace(text.find("nitro,false,no"), 14, "nitro,false,maybe");
-  ExpectInvalid(ParseInstanceTypesCsv(text, "types.csv").status(),
-                {"types.csv:2:", "column \"bare_metal\"", "\"yes\" or \"no\""});
-  text = ValidTypesCsv();
-  text.replace(text.find("amd64"), 5, "x86_64");
-  ExpectInvalid(ParseInstanceTypesCsv(text, "types.csv").status(),
+  ExpectInvalid(
+      ParseInstanceTypesCsv(ValidTypesCsvWith("nitro,false,no", "nitro,false,maybe"), "types.csv")
+          .status(),
+      {"types.csv:2:", "column \"bare_metal\"", "\"yes\" or \"no\""});
+  ExpectInvalid(ParseInstanceTypesCsv(ValidTypesCsvWith("amd64", "x86_64"), "types.csv").status(),
                 {"types.csv:2:", "column \"arch\""});
-  text = ValidTypesCsv();
-  text.replace(text.find("intel"), 5, "in tel");
-  ExpectInvalid(ParseInstanceTypesCsv(text, "types.csv").status(),
+  ExpectInvalid(ParseInstanceTypesCsv(ValidTypesCsvWith("intel", "in tel"), "types.csv").status(),
                 {"types.csv:2:", "column \"cpu_manufacturer\""});
 }
 

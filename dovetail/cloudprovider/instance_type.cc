@@ -115,6 +115,15 @@ ResourceList SubtractResources(const ResourceList& a, const ResourceList& b) {
   return out;
 }
 
+bool ResourcesFit(const ResourceList& requests, const ResourceList& allocatable) {
+  for (const auto& [name, quantity] : requests) {
+    if (quantity.Sign() <= 0) continue;
+    auto it = allocatable.find(name);
+    if (it == allocatable.end() || it->second < quantity) return false;
+  }
+  return true;
+}
+
 ResourceList InstanceTypeOverhead::Total() const {
   return AddResources(AddResources(kube_reserved, system_reserved), eviction_threshold);
 }

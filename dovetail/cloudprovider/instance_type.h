@@ -141,5 +141,8 @@ using InstanceTypePtr = std::shared_ptr<const InstanceType>;
 ResourceList SubtractResources(const ResourceList& a, const ResourceList& b);
 // Per-key sum over the union of keys.
 ResourceList AddResources(const ResourceList& a, const ResourceList& b);
+// True when every positive quantity of `requests` is at most the same resource of `allocatable`;
+// a positive request for a resource that `allocatable` lacks does not fit.
+bool ResourcesFit(const ResourceList& requests, const ResourceList& allocatable);
 
 }  // namespace dovetail::cloudprovider

@@ -172,6 +172,16 @@ TEST(InstanceTypeTest, AllocatableFloorsAtZero) {
   EXPECT_EQ(type.Allocatable().at("memory"), Quantity());
 }
 
+TEST(ResourcesFitTest, PositiveRequestsMustFitWhatIsAllocatable) {
+  const ResourceList allocatable = {{"cpu", Q("2")}, {"memory", Q("4Gi")}};
+  EXPECT_TRUE(ResourcesFit({}, allocatable));
+  EXPECT_TRUE(ResourcesFit({{"cpu", Q("2")}, {"memory", Q("1Gi")}}, allocatable));
+  EXPECT_FALSE(ResourcesFit({{"cpu", Q("2001m")}}, allocatable));
+  EXPECT_FALSE(ResourcesFit({{"nvidia.com/gpu", Q("1")}}, allocatable));
+  // Zero and negative requests ask for nothing, whether or not the resource exists.
+  EXPECT_TRUE(ResourcesFit({{"nvidia.com/gpu", Q("0")}, {"cpu", Q("-1")}}, allocatable));
+}
+
 TEST(InstanceTypeTest, CompatibleNeedsMatchingRequirementsAndAnAvailableOffering) {
   InstanceType type = TestType("x.large", "amd64", TestOfferings());
   EXPECT_TRUE(type.Compatible(Requirements()));

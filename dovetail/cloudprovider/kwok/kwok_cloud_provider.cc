@@ -20,15 +20,6 @@ using scheduling::Requirements;
 
 namespace {
 
-bool Fits(const ResourceList& requests, const ResourceList& allocatable) {
-  for (const auto& [name, quantity] : requests) {
-    if (quantity.Sign() <= 0) continue;
-    auto it = allocatable.find(name);
-    if (it == allocatable.end() || it->second < quantity) return false;
-  }
-  return true;
-}
-
 // Upstream's ten kwok partitions; the index comes from FNV-1a of the node name.
 std::string Partition(std::string_view name) {
   uint64_t h = 14695981039346656037ull;
@@ -61,7 +52,7 @@ absl::StatusOr<Launch> ChooseLaunch(const Catalog& catalog, const v1::NodeClaim&
   const Offering* best_offering = nullptr;
   for (const InstanceTypePtr* type : candidates) {
     if (!RequirementsIntersect((*type)->requirements(), *requirements)) continue;
-    if (!Fits(node_claim.spec.resources.requests, (*type)->Allocatable())) continue;
+    if (!ResourcesFit(node_claim.spec.resources.requests, (*type)->Allocatable())) continue;
     const Offering* offering = (*type)->CheapestOffering(*requirements);
     if (offering == nullptr) continue;
     if (best_offering == nullptr || offering->price < best_offering->price) {
@@ -147,6 +138,20 @@ absl::StatusOr<std::string> NodeNameFromProviderId(std::string_view provider_id)
   return std::string(provider_id.substr(kProviderIdPrefix.size()));
 }
 
+absl::StatusOr<core::Node> KwokCloudProvider::GetLiveNode(std::string_view name,
+                                                          std::string_view gone) {
+  absl::StatusOr<core::Node> node = GetNode(name);
+  if (!node.ok()) {
+    if (kube::IsNotFound(node.status()))
+      return NodeClaimNotFoundError(Cat("node ", name, " ", gone));
+    return node.status();
+  }
+  if (node->metadata.deletion_timestamp.has_value()) {
+    return NodeClaimNotFoundError(Cat("node ", name, " is terminated"));
+  }
+  return node;
+}
+
 absl::StatusOr<core::Node> KwokCloudProvider::GetNode(std::string_view name) {
   kube::TypedClient<core::Node> nodes(client_, kube::resources::kNodes);
   return nodes.Get("", name);
@@ -189,24 +194,15 @@ absl::Status KwokCloudProvider::Delete(const v1::NodeClaim& node_claim) {
         Cat("NodeClaim ", node_claim.metadata.name, " was never launched"));
   }
   ASSIGN_OR_RETURN(const std::string name, NodeNameFromProviderId(node_claim.status.provider_id));
-  absl::StatusOr<core::Node> node = GetNode(name);
-  if (!node.ok()) {
-    if (kube::IsNotFound(node.status())) {
-      return NodeClaimNotFoundError(Cat("node ", name, " is gone"));
-    }
-    return node.status();
-  }
-  if (node->metadata.deletion_timestamp.has_value()) {
-    return NodeClaimNotFoundError(Cat("node ", name, " is terminated"));
-  }
-  auto uid = node->metadata.annotations.find(kNodeClaimUidAnnotationKey);
-  if (uid != node->metadata.annotations.end() && !node_claim.metadata.uid.empty() &&
+  ASSIGN_OR_RETURN(const core::Node node, GetLiveNode(name, "is gone"));
+  auto uid = node.metadata.annotations.find(kNodeClaimUidAnnotationKey);
+  if (uid != node.metadata.annotations.end() && !node_claim.metadata.uid.empty() &&
       uid->second != node_claim.metadata.uid) {
     return NodeClaimNotFoundError(
         Cat("node ", name, " belongs to another NodeClaim; this one's is gone"));
   }
   kube::TypedClient<core::Node> nodes(client_, kube::resources::kNodes);
-  absl::Status deleted = nodes.Delete("", name, {.precondition_uid = node->metadata.uid});
+  absl::Status deleted = nodes.Delete("", name, {.precondition_uid = node.metadata.uid});
   if (kube::IsNotFound(deleted)) {
     return NodeClaimNotFoundError(Cat("node ", name, " is gone"));
   }
@@ -215,17 +211,8 @@ absl::Status KwokCloudProvider::Delete(const v1::NodeClaim& node_claim) {
 
 absl::StatusOr<v1::NodeClaim> KwokCloudProvider::Get(std::string_view provider_id) {
   ASSIGN_OR_RETURN(const std::string name, NodeNameFromProviderId(provider_id));
-  absl::StatusOr<core::Node> node = GetNode(name);
-  if (!node.ok()) {
-    if (kube::IsNotFound(node.status())) {
-      return NodeClaimNotFoundError(Cat("node ", name, " not found"));
-    }
-    return node.status();
-  }
-  if (node->metadata.deletion_timestamp.has_value()) {
-    return NodeClaimNotFoundError(Cat("node ", name, " is terminated"));
-  }
-  return NodeClaimFromNode(*node);
+  ASSIGN_OR_RETURN(const core::Node node, GetLiveNode(name, "not found"));
+  return NodeClaimFromNode(node);
 }
 
 absl::StatusOr<std::vector<v1::NodeClaim>> KwokCloudProvider::List() {

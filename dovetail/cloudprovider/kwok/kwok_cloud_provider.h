@@ -100,6 +100,10 @@ class KwokCloudProvider final : public CloudProvider {
 
  private:
   absl::StatusOr<apis::core::Node> GetNode(std::string_view name);
+  // The Node `name` while it exists and is not being deleted. NodeClaimNotFound when there is no
+  // such Node ("node <name> <gone>") or it is being deleted ("node <name> is terminated"); other
+  // errors: those of GetNode.
+  absl::StatusOr<apis::core::Node> GetLiveNode(std::string_view name, std::string_view gone);
 
   kube::Client& client_;
   const Catalog catalog_;

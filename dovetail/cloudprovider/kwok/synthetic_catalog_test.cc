@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dovetail/apis/v1/labels.h"
+#include "dovetail/cloudprovider/instance_type_test_util.h"
 #include "dovetail/common/test_temp_dir.h"
 #include "dovetail/scheduling/requirement.h"
 #include "dovetail/scheduling/requirements.h"
@@ -20,27 +21,10 @@ namespace dovetail::cloudprovider::kwok {
 namespace {
 
 namespace labels = ::dovetail::apis::v1;
-using apis::core::SelectorOperator;
 using scheduling::Requirement;
 using scheduling::Requirements;
 
 Quantity Q(std::string_view text) { return Quantity::Parse(text).value(); }
-
-std::string LabelValue(const InstanceType& type, std::string_view key) {
-  const Requirement* r = type.requirements().Find(key);
-  if (r == nullptr) return "<undefined>";
-  if (r->Operator() == SelectorOperator::kDoesNotExist) return "<absent>";
-  if (r->Operator() == SelectorOperator::kIn && r->values().size() == 1) return r->values()[0];
-  return "<other>";
-}
-
-const Offering* FindOffering(const InstanceType& type, std::string_view capacity_type,
-                             std::string_view zone) {
-  for (const Offering& o : type.offerings()) {
-    if (o.capacity_type == capacity_type && o.zone == zone) return &o;
-  }
-  return nullptr;
-}
 
 double OnDemand(const Catalog& catalog, std::string_view name) {
   const InstanceType* type = catalog.Find(name);

@@ -9,7 +9,7 @@
 #include "dovetail/metrics/registry.h"
 #include "dovetail/providers/aws/ec2_client.h"
 #include "dovetail/providers/aws/metrics.h"
-#include "dovetail/providers/aws/test_server.h"
+#include "dovetail/providers/aws/served_client_test.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::providers::aws {
@@ -24,7 +24,7 @@ constexpr char kAzBody[] =
     "</zoneName><zoneId>use1-az1</zoneId><zoneState>available</zoneState><regionName>us-east-1"
     "</regionName></item></availabilityZoneInfo></DescribeAvailabilityZonesResponse>";
 
-class AwsClientTest : public ::testing::Test {
+class AwsClientTest : public testing::ServedClientTest {
  protected:
   void SetUp() override {
     server_.server().Post("/", [this](const httplib::Request& req, httplib::Response& res) {
@@ -78,11 +78,6 @@ class AwsClientTest : public ::testing::Test {
                       .jitter_seed = 42});
   }
 
-  testing::TestServer server_;
-  HttpTransport transport_;
-  StaticCredentialsProvider credentials_{
-      AwsCredentials{.access_key_id = "AKID", .secret_access_key = "secret"}};
-  FakeClock clock_;
   std::atomic<int> requests_{0};
   absl::Duration response_time_;  // the fake clock advances this much per request
   int throttle_first_ = 0;

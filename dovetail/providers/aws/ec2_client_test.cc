@@ -1,66 +1,41 @@
 #include "dovetail/providers/aws/ec2_client.h"
 
-#include <atomic>
 #include <fstream>
-#include <map>
+#include <mutex>
 #include <sstream>
+#include <string>
+#include <vector>
 
-#include "absl/strings/str_split.h"
 #include "dovetail/providers/aws/errors.h"
-#include "dovetail/providers/aws/test_server.h"
+#include "dovetail/providers/aws/served_client_test.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::providers::aws {
 namespace {
 
-std::map<std::string, std::string> ParseForm(const std::string& body) {
-  std::map<std::string, std::string> out;
-  for (absl::string_view kv : absl::StrSplit(body, '&')) {
-    std::pair<std::string, std::string> p = absl::StrSplit(kv, absl::MaxSplits('=', 1));
-    out[httplib::detail::decode_url(p.first, true)] = httplib::detail::decode_url(p.second, true);
-  }
-  return out;
-}
-
 // Serves DescribeInstanceTypes in pages of two, as EC2 does with MaxResults and NextToken.
-class Ec2PaginationTest : public ::testing::Test {
+class Ec2PaginationTest : public testing::QueryServerTest {
  protected:
-  void SetUp() override {
-    server_.server().Post("/", [this](const httplib::Request& req, httplib::Response& res) {
-      auto form = ParseForm(req.body);
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        forms_.push_back(form);
-      }
-      const std::vector<std::string> all = {"a1.large", "c5.large", "m5.large", "t3.micro",
-                                            "z1d.large"};
-      const int page = form.count("NextToken") ? std::stoi(form["NextToken"].substr(5)) : 0;
-      std::string xml = "<DescribeInstanceTypesResponse><instanceTypeSet>";
-      for (int i = page * 2; i < std::min<int>(all.size(), page * 2 + 2); ++i) {
-        xml += "<item><instanceType>" + all[i] +
-               "</instanceType><vCpuInfo><defaultVCpus>2</defaultVCpus></vCpuInfo></item>";
-      }
-      xml += "</instanceTypeSet>";
-      if ((page + 1) * 2 < static_cast<int>(all.size())) {
-        xml += "<nextToken>page-" + std::to_string(page + 1) + "</nextToken>";
-      }
-      xml += "</DescribeInstanceTypesResponse>";
-      res.set_content(xml, "text/xml");
-    });
-    ASSERT_TRUE(server_.Start());
+  void Respond(Form& form, httplib::Response& res) override {
+    const std::vector<std::string> all = {"a1.large", "c5.large", "m5.large", "t3.micro",
+                                          "z1d.large"};
+    const int page = form.count("NextToken") ? std::stoi(form["NextToken"].substr(5)) : 0;
+    std::string xml = "<DescribeInstanceTypesResponse><instanceTypeSet>";
+    for (int i = page * 2; i < std::min<int>(all.size(), page * 2 + 2); ++i) {
+      xml += "<item><instanceType>" + all[i] +
+             "</instanceType><vCpuInfo><defaultVCpus>2</defaultVCpus></vCpuInfo></item>";
+    }
+    xml += "</instanceTypeSet>";
+    if ((page + 1) * 2 < static_cast<int>(all.size())) {
+      xml += "<nextToken>page-" + std::to_string(page + 1) + "</nextToken>";
+    }
+    xml += "</DescribeInstanceTypesResponse>";
+    res.set_content(xml, "text/xml");
   }
-
-  testing::TestServer server_;
-  HttpTransport transport_;
-  StaticCredentialsProvider credentials_{
-      AwsCredentials{.access_key_id = "A", .secret_access_key = "S"}};
-  FakeClock clock_;
-  std::mutex mu_;
-  std::vector<std::map<std::string, std::string>> forms_;
 };
 
 TEST_F(Ec2PaginationTest, FollowsNextTokenToTheLastPage) {
-  AwsClient client({.transport = transport_, .credentials = &credentials_, .clock = clock_},
+  AwsClient client(Dependencies(),
                    {.service = kEc2, .region = "us-east-1", .endpoint = server_.url()});
   Ec2Client ec2(client);
   ec2.set_page_size(2);
@@ -98,43 +73,30 @@ absl::Time At(const char* rfc3339) {
 
 // Serves recorded DescribeInstanceStatus pages (testdata/ec2_describe_instance_status_page*.xml),
 // the second one for the first page's nextToken; or EC2's UnauthorizedOperation error.
-class Ec2InstanceStatusTest : public ::testing::Test {
+class Ec2InstanceStatusTest : public testing::QueryServerTest {
  protected:
-  void SetUp() override {
-    server_.server().Post("/", [this](const httplib::Request& req, httplib::Response& res) {
-      auto form = ParseForm(req.body);
-      std::lock_guard<std::mutex> lock(mu_);
-      forms_.push_back(form);
-      if (unauthorized_) {
-        res.status = 403;
-        res.set_content(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response><Errors><Error>"
-            "<Code>UnauthorizedOperation</Code><Message>You are not authorized to perform this "
-            "operation.</Message></Error></Errors><RequestID>b8a1d3c0-5e0f-4d8c-9a51-"
-            "3f2e7d6c1a00</RequestID></Response>",
-            "text/xml");
-        return;
-      }
-      const bool second = form["NextToken"] == "eyJ2IjoiMiIsImMiOiJwYWdlLTIifQ==";
-      res.set_content(Testdata(second ? "ec2_describe_instance_status_page2.xml"
-                                      : "ec2_describe_instance_status_page1.xml"),
-                      "text/xml;charset=UTF-8");
-    });
-    ASSERT_TRUE(server_.Start());
+  void Respond(Form& form, httplib::Response& res) override {
+    if (unauthorized_) {
+      res.status = 403;
+      res.set_content(
+          "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response><Errors><Error>"
+          "<Code>UnauthorizedOperation</Code><Message>You are not authorized to perform this "
+          "operation.</Message></Error></Errors><RequestID>b8a1d3c0-5e0f-4d8c-9a51-"
+          "3f2e7d6c1a00</RequestID></Response>",
+          "text/xml");
+      return;
+    }
+    const bool second = form["NextToken"] == "eyJ2IjoiMiIsImMiOiJwYWdlLTIifQ==";
+    res.set_content(Testdata(second ? "ec2_describe_instance_status_page2.xml"
+                                    : "ec2_describe_instance_status_page1.xml"),
+                    "text/xml;charset=UTF-8");
   }
 
-  testing::TestServer server_;
-  HttpTransport transport_;
-  StaticCredentialsProvider credentials_{
-      AwsCredentials{.access_key_id = "A", .secret_access_key = "S"}};
-  FakeClock clock_;
-  std::mutex mu_;
   bool unauthorized_ = false;
-  std::vector<std::map<std::string, std::string>> forms_;
 };
 
 TEST_F(Ec2InstanceStatusTest, ParsesEveryPageOfTheRecordedReply) {
-  AwsClient client({.transport = transport_, .credentials = &credentials_, .clock = clock_},
+  AwsClient client(Dependencies(),
                    {.service = kEc2, .region = "us-east-1", .endpoint = server_.url()});
   Ec2Client ec2(client);
   auto statuses = ec2.DescribeInstanceStatus({{"instance-status.status", {"impaired"}}});
@@ -182,7 +144,7 @@ TEST_F(Ec2InstanceStatusTest, ParsesEveryPageOfTheRecordedReply) {
 
 TEST_F(Ec2InstanceStatusTest, UnauthorizedOperationIsPermissionDeniedWithItsCode) {
   unauthorized_ = true;
-  AwsClient client({.transport = transport_, .credentials = &credentials_, .clock = clock_},
+  AwsClient client(Dependencies(),
                    {.service = kEc2, .region = "us-east-1", .endpoint = server_.url()});
   Ec2Client ec2(client);
   auto statuses = ec2.DescribeInstanceStatus({});

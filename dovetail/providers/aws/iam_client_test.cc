@@ -1,7 +1,11 @@
 #include "dovetail/providers/aws/iam_client.h"
 
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "dovetail/apis/hash/drift_hash.h"
-#include "dovetail/providers/aws/test_server.h"
+#include "dovetail/providers/aws/served_client_test.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::providers::aws {
@@ -42,23 +46,24 @@ TEST(IamNamingTest, PathTagsAndRoleName) {
   EXPECT_EQ(RoleNameWithoutPath("service/nodes/KarpenterNodeRole"), "KarpenterNodeRole");
 }
 
-// An IamClient talking to a test server.
-struct IamOver {
-  explicit IamOver(testing::TestServer& server)
-      : client({.transport = transport, .credentials = &credentials, .clock = clock},
-               {.service = kIam, .region = "eu-west-1", .endpoint = server.url()}) {}
-  HttpTransport transport;
-  StaticCredentialsProvider credentials{
-      AwsCredentials{.access_key_id = "AKID", .secret_access_key = "secret"}};
-  FakeClock clock;
-  AwsClient client;
-  IamClient iam{client};
+class IamClientTest : public testing::ServedClientTest {
+ protected:
+  // An IamClient talking to server_, which the test has started.
+  IamClient& Iam() {
+    client_ = std::make_unique<AwsClient>(
+        Dependencies(),
+        AwsClient::Options{.service = kIam, .region = "eu-west-1", .endpoint = server_.url()});
+    iam_ = std::make_unique<IamClient>(*client_);
+    return *iam_;
+  }
+
+  std::unique_ptr<AwsClient> client_;
+  std::unique_ptr<IamClient> iam_;
 };
 
-TEST(IamClientTest, ParsesProfilesAndFollowsMarker) {
-  testing::TestServer server;
+TEST_F(IamClientTest, ParsesProfilesAndFollowsMarker) {
   std::vector<std::string> bodies;
-  server.server().Post("/", [&bodies](const httplib::Request& req, httplib::Response& res) {
+  server_.server().Post("/", [&bodies](const httplib::Request& req, httplib::Response& res) {
     bodies.push_back(req.body);
     const bool second = req.body.find("Marker=m1") != std::string::npos;
     std::string profiles =
@@ -78,9 +83,8 @@ TEST(IamClientTest, ParsesProfilesAndFollowsMarker) {
             "</ListInstanceProfilesResult></ListInstanceProfilesResponse>",
         "text/xml");
   });
-  ASSERT_TRUE(server.Start());
-  IamOver over(server);
-  IamClient& iam = over.iam;
+  ASSERT_TRUE(server_.Start());
+  IamClient& iam = Iam();
   auto profiles = iam.ListInstanceProfiles("/karpenter/");
   ASSERT_TRUE(profiles.ok()) << profiles.status();
   ASSERT_EQ(profiles->size(), 2u);
@@ -100,9 +104,8 @@ TEST(IamClientTest, ParsesProfilesAndFollowsMarker) {
 
 // A server that ignores PathPrefix (moto does): the answer is filtered again, so a class's
 // deletion never sees, and deletes, another class's profiles.
-TEST(IamClientTest, ProfilesOutsideThePathPrefixAreLeftOut) {
-  testing::TestServer server;
-  server.server().Post("/", [](const httplib::Request&, httplib::Response& res) {
+TEST_F(IamClientTest, ProfilesOutsideThePathPrefixAreLeftOut) {
+  server_.server().Post("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(
         "<ListInstanceProfilesResponse><ListInstanceProfilesResult><InstanceProfiles>"
         "<member><InstanceProfileName>mine</InstanceProfileName>"
@@ -114,9 +117,8 @@ TEST(IamClientTest, ProfilesOutsideThePathPrefixAreLeftOut) {
         "</ListInstanceProfilesResult></ListInstanceProfilesResponse>",
         "text/xml");
   });
-  ASSERT_TRUE(server.Start());
-  IamOver over(server);
-  IamClient& iam = over.iam;
+  ASSERT_TRUE(server_.Start());
+  IamClient& iam = Iam();
   auto profiles = iam.ListInstanceProfiles("/karpenter/eu-west-1/demo/uid-1/");
   ASSERT_TRUE(profiles.ok()) << profiles.status();
   ASSERT_EQ(profiles->size(), 1u);

@@ -8,6 +8,7 @@
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/providers/aws/json_member.h"
+#include "dovetail/providers/aws/json_protocol.h"
 
 namespace dovetail::providers::aws {
 namespace {
@@ -65,13 +66,8 @@ absl::StatusOr<std::pair<std::string, double>> ParseOnDemandPriceItem(std::strin
 }
 
 absl::StatusOr<json> PricingClient::Call(std::string_view action, const json& body) {
-  AwsRequest request;
-  request.method = "POST";
-  request.path = "/";
-  request.headers = {{"Content-Type", "application/x-amz-json-1.1"},
-                     {"X-Amz-Target", Cat("AWSPriceListService.", action)}};
-  request.body = body.dump();
-  ASSIGN_OR_RETURN(HttpResponse response, client_.Send(action, std::move(request)));
+  ASSIGN_OR_RETURN(HttpResponse response,
+                   SendJson(client_, "1.1", "AWSPriceListService", action, body));
   json parsed = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded() || !parsed.is_object()) {
     return absl::InternalError(Cat("pricing:", action, ": response is not a JSON object"));

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "dovetail/providers/aws/test_server.h"
+#include "dovetail/providers/aws/served_client_test.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
@@ -23,7 +23,7 @@ std::string AwsDataDir() { return DOVETAIL_AWS_DATA_DIR; }
 
 // A Price List endpoint serving recorded GetProducts pages: shared tenancy in two pages (the
 // second only for the first page's NextToken), dedicated tenancy in one.
-class PricingClientTest : public ::testing::Test {
+class PricingClientTest : public testing::ServedClientTest {
  protected:
   void SetUp() override {
     page1_ = ReadTestdata("pricing_get_products_page1.json");
@@ -82,11 +82,6 @@ class PricingClientTest : public ::testing::Test {
                            .jitter_seed = 7});
   }
 
-  testing::TestServer server_;
-  HttpTransport transport_;
-  StaticCredentialsProvider credentials_{
-      AwsCredentials{.access_key_id = "AKID", .secret_access_key = "secret"}};
-  FakeClock clock_;
   std::unique_ptr<AwsClient> client_;
   std::string page1_, page2_, dedicated_;
   std::atomic<int> requests_{0};

@@ -6,6 +6,7 @@
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/providers/aws/json_member.h"
+#include "dovetail/providers/aws/json_protocol.h"
 
 namespace dovetail::providers::aws {
 namespace {
@@ -16,13 +17,7 @@ int64_t Seconds(absl::Duration d) { return absl::ToInt64Seconds(d); }
 
 absl::StatusOr<nlohmann::json> SqsClient::Call(std::string_view action,
                                                const nlohmann::json& body) {
-  AwsRequest request;
-  request.method = "POST";
-  request.path = "/";
-  request.headers = {{"Content-Type", "application/x-amz-json-1.0"},
-                     {"X-Amz-Target", Cat("AmazonSQS.", action)}};
-  request.body = body.dump();
-  ASSIGN_OR_RETURN(HttpResponse response, client_.Send(action, std::move(request)));
+  ASSIGN_OR_RETURN(HttpResponse response, SendJson(client_, "1.0", "AmazonSQS", action, body));
   if (response.body.empty()) return nlohmann::json::object();
   nlohmann::json parsed = nlohmann::json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) {

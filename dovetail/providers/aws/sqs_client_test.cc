@@ -1,17 +1,18 @@
 #include "dovetail/providers/aws/sqs_client.h"
 
-#include "dovetail/providers/aws/test_server.h"
+#include "dovetail/providers/aws/served_client_test.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
 namespace dovetail::providers::aws {
 namespace {
 
-TEST(SqsClientTest, SpeaksJson10AndParsesReceivedMessages) {
-  testing::TestServer server;
+using SqsClientTest = testing::ServedClientTest;
+
+TEST_F(SqsClientTest, SpeaksJson10AndParsesReceivedMessages) {
   std::vector<nlohmann::json> requests;
   std::vector<std::string> targets;
-  server.server().Post("/", [&](const httplib::Request& req, httplib::Response& res) {
+  server_.server().Post("/", [&](const httplib::Request& req, httplib::Response& res) {
     EXPECT_EQ(req.get_header_value("Content-Type"), "application/x-amz-json-1.0");
     targets.push_back(req.get_header_value("X-Amz-Target"));
     requests.push_back(nlohmann::json::parse(req.body));
@@ -29,17 +30,12 @@ TEST(SqsClientTest, SpeaksJson10AndParsesReceivedMessages) {
       res.set_content("{}", "application/x-amz-json-1.0");
     }
   });
-  ASSERT_TRUE(server.Start());
-  HttpTransport transport;
-  StaticCredentialsProvider credentials(
-      AwsCredentials{.access_key_id = "AKID", .secret_access_key = "secret"});
-  FakeClock clock;
-  AwsClient client({.transport = transport, .credentials = &credentials, .clock = clock},
-                   {.service = kSqs,
-                    .region = "us-east-1",
-                    .endpoint = server.url(),
-                    .parse_error = ParseJsonError,
-                    .max_attempts = 1});
+  ASSERT_TRUE(server_.Start());
+  AwsClient client(Dependencies(), {.service = kSqs,
+                                    .region = "us-east-1",
+                                    .endpoint = server_.url(),
+                                    .parse_error = ParseJsonError,
+                                    .max_attempts = 1});
   SqsClient sqs(client);
   const std::string url = "https://sqs.us-east-1.amazonaws.com/123456789012/interruptions";
   auto messages = sqs.ReceiveMessage(

@@ -7,18 +7,13 @@
 #include "dovetail/common/absl_compat.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/providers/aws/json_member.h"
+#include "dovetail/providers/aws/json_protocol.h"
 
 namespace dovetail::providers::aws {
 
 absl::StatusOr<nlohmann::json> SsmClient::Call(std::string_view action,
                                                const nlohmann::json& body) {
-  AwsRequest request;
-  request.method = "POST";
-  request.path = "/";
-  request.headers = {{"Content-Type", "application/x-amz-json-1.1"},
-                     {"X-Amz-Target", Cat("AmazonSSM.", action)}};
-  request.body = body.dump();
-  ASSIGN_OR_RETURN(HttpResponse response, client_.Send(action, std::move(request)));
+  ASSIGN_OR_RETURN(HttpResponse response, SendJson(client_, "1.1", "AmazonSSM", action, body));
   nlohmann::json parsed = nlohmann::json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) {
     return absl::InternalError(Cat("ssm:", action, ": response is not JSON"));

@@ -3,30 +3,26 @@
 #include <memory>
 #include <string>
 
-#include "dovetail/common/clock.h"
-#include "dovetail/providers/aws/credentials.h"
-#include "dovetail/providers/aws/test_server.h"
+#include "dovetail/providers/aws/served_client_test.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::providers::aws {
 namespace {
 
 // An SSM endpoint whose every reply is `body`.
-class SsmReplyTest : public ::testing::Test {
+class SsmReplyTest : public testing::ServedClientTest {
  protected:
   void SetUp() override {
     server_.server().Post("/", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(body_, "application/x-amz-json-1.1");
     });
     ASSERT_TRUE(server_.Start());
-    client_ = std::make_unique<AwsClient>(
-        AwsClient::Dependencies{
-            .transport = transport_, .credentials = &credentials_, .clock = clock_},
-        AwsClient::Options{.service = kSsm,
-                           .region = "us-east-1",
-                           .endpoint = server_.url(),
-                           .parse_error = ParseJsonError,
-                           .max_attempts = 1});
+    client_ = std::make_unique<AwsClient>(Dependencies(),
+                                          AwsClient::Options{.service = kSsm,
+                                                             .region = "us-east-1",
+                                                             .endpoint = server_.url(),
+                                                             .parse_error = ParseJsonError,
+                                                             .max_attempts = 1});
   }
 
   absl::StatusOr<SsmParameter> GetWithReply(std::string body) {
@@ -37,12 +33,7 @@ class SsmReplyTest : public ::testing::Test {
         "standard/recommended/image_id");
   }
 
-  testing::TestServer server_;
   std::string body_;
-  HttpTransport transport_;
-  StaticCredentialsProvider credentials_{
-      AwsCredentials{.access_key_id = "AKID", .secret_access_key = "secret"}};
-  FakeClock clock_;
   std::unique_ptr<AwsClient> client_;
 };
 

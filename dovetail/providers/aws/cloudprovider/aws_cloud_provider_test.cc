@@ -14,7 +14,7 @@
 #include "dovetail/metrics/registry.h"
 #include "dovetail/providers/aws/cloudprovider/fleet.h"
 #include "dovetail/providers/aws/cloudprovider/offering_metrics.h"
-#include "dovetail/providers/aws/test_server.h"
+#include "dovetail/providers/aws/served_client_test.h"
 #include "gtest/gtest.h"
 
 namespace dovetail::providers::aws {
@@ -24,36 +24,6 @@ namespace awsv1 = apis::aws::v1;
 namespace core = apis::core;
 namespace v1 = apis::v1;
 namespace cp = ::dovetail::cloudprovider;
-
-std::string UrlDecode(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '+') {
-      out += ' ';
-    } else if (s[i] == '%' && i + 2 < s.size()) {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-std::map<std::string, std::string> ParseForm(const std::string& body) {
-  std::map<std::string, std::string> form;
-  size_t start = 0;
-  while (start <= body.size()) {
-    size_t amp = body.find('&', start);
-    if (amp == std::string::npos) amp = body.size();
-    const std::string pair = body.substr(start, amp - start);
-    const size_t eq = pair.find('=');
-    if (eq != std::string::npos)
-      form[UrlDecode(pair.substr(0, eq))] = UrlDecode(pair.substr(eq + 1));
-    start = amp + 1;
-  }
-  return form;
-}
 
 constexpr char kInstanceTypes[] = R"(<DescribeInstanceTypesResponse><instanceTypeSet>
 <item><instanceType>m5.large</instanceType>
@@ -83,51 +53,48 @@ constexpr char kSpot[] = R"(<R><spotPriceHistorySet>
 <item><instanceType>m5.large</instanceType><availabilityZone>us-east-1b</availabilityZone><productDescription>Linux/UNIX</productDescription><spotPrice>0.04</spotPrice><timestamp>2026-11-30T00:00:00.000Z</timestamp></item>
 </spotPriceHistorySet></R>)";
 
-class FakeEc2Test : public ::testing::Test {
+class FakeEc2Test : public testing::QueryServerTest {
  protected:
+  void Respond(Form& form, httplib::Response& res) override {
+    const std::string& action = form["Action"];
+    std::string xml = "<R/>";
+    if (action == "DescribeInstanceTypes") {
+      xml = kInstanceTypes;
+    } else if (action == "DescribeInstanceTypeOfferings") {
+      xml = kOfferings;
+    } else if (action == "DescribeAvailabilityZones") {
+      xml = kZones;
+    } else if (action == "DescribeSpotPriceHistory") {
+      xml = kSpot;
+    } else if (action == "DescribeInstances") {
+      xml = instances_xml_;
+    } else if (action == "TerminateInstances" && terminate_fails_) {
+      res.status = 400;
+      xml =
+          "<Response><Errors><Error><Code>UnauthorizedOperation</Code>"
+          "<Message>no</Message></Error></Errors><RequestID>r</RequestID></Response>";
+    } else if (action == "DescribeLaunchTemplates") {
+      res.status = 400;
+      xml =
+          "<Response><Errors><Error><Code>InvalidLaunchTemplateName.NotFoundException</Code>"
+          "<Message>no</Message></Error></Errors><RequestID>r</RequestID></Response>";
+    } else if (action == "CreateFleet" && applies_fleets_) {
+      xml = ApplyFleet(form, res);
+    } else if (action == "CreateFleet" && !fleet_error_.empty()) {
+      res.status = 400;
+      xml = "<Response><Errors><Error><Code>" + fleet_error_ +
+            "</Code><Message>Request token was used with other parameters</Message></Error>"
+            "</Errors><RequestID>r</RequestID></Response>";
+    } else if (action == "CreateFleet") {
+      xml = fleet_response_;
+    }
+    res.set_content(xml, "text/xml");
+  }
+
   void SetUp() override {
-    server_.server().Post("/", [this](const httplib::Request& req, httplib::Response& res) {
-      auto form = ParseForm(req.body);
-      std::lock_guard<std::mutex> lock(mu_);
-      forms_.push_back(form);
-      const std::string& action = form["Action"];
-      std::string xml = "<R/>";
-      if (action == "DescribeInstanceTypes") {
-        xml = kInstanceTypes;
-      } else if (action == "DescribeInstanceTypeOfferings") {
-        xml = kOfferings;
-      } else if (action == "DescribeAvailabilityZones") {
-        xml = kZones;
-      } else if (action == "DescribeSpotPriceHistory") {
-        xml = kSpot;
-      } else if (action == "DescribeInstances") {
-        xml = instances_xml_;
-      } else if (action == "TerminateInstances" && terminate_fails_) {
-        res.status = 400;
-        xml =
-            "<Response><Errors><Error><Code>UnauthorizedOperation</Code>"
-            "<Message>no</Message></Error></Errors><RequestID>r</RequestID></Response>";
-      } else if (action == "DescribeLaunchTemplates") {
-        res.status = 400;
-        xml =
-            "<Response><Errors><Error><Code>InvalidLaunchTemplateName.NotFoundException</Code>"
-            "<Message>no</Message></Error></Errors><RequestID>r</RequestID></Response>";
-      } else if (action == "CreateFleet" && applies_fleets_) {
-        xml = ApplyFleet(form, res);
-      } else if (action == "CreateFleet" && !fleet_error_.empty()) {
-        res.status = 400;
-        xml = "<Response><Errors><Error><Code>" + fleet_error_ +
-              "</Code><Message>Request token was used with other parameters</Message></Error>"
-              "</Errors><RequestID>r</RequestID></Response>";
-      } else if (action == "CreateFleet") {
-        xml = fleet_response_;
-      }
-      res.set_content(xml, "text/xml");
-    });
-    ASSERT_TRUE(server_.Start());
+    ASSERT_NO_FATAL_FAILURE(QueryServerTest::SetUp());
     client_ = std::make_unique<AwsClient>(
-        AwsClient::Dependencies{
-            .transport = transport_, .credentials = &credentials_, .clock = clock_},
+        Dependencies(),
         AwsClient::Options{
             .service = kEc2, .region = "us-east-1", .endpoint = server_.url(), .max_attempts = 1});
     ec2_ = std::make_unique<Ec2Client>(*client_);
@@ -168,7 +135,7 @@ class FakeEc2Test : public ::testing::Test {
   // request with that token returns the same fleet. `fleet_answers_`, while not empty, replaces
   // the answer to each request, after the fleet was applied, with an error (status, code): an
   // applied launch whose answer was lost, then throttling. Called with mu_ held.
-  std::string ApplyFleet(std::map<std::string, std::string>& form, httplib::Response& res) {
+  std::string ApplyFleet(Form& form, httplib::Response& res) {
     const std::string& token = form["ClientToken"];
     auto [fleet, fresh] = fleets_by_token_.try_emplace(token);
     if (fresh) {
@@ -207,7 +174,7 @@ class FakeEc2Test : public ::testing::Test {
     return c;
   }
 
-  std::map<std::string, std::string> LastForm(const std::string& action) {
+  Form LastForm(const std::string& action) {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = forms_.rbegin(); it != forms_.rend(); ++it) {
       if ((*it)["Action"] == action) return *it;
@@ -215,18 +182,11 @@ class FakeEc2Test : public ::testing::Test {
     return {};
   }
 
-  testing::TestServer server_;
-  HttpTransport transport_;
-  StaticCredentialsProvider credentials_{
-      AwsCredentials{.access_key_id = "A", .secret_access_key = "S"}};
-  FakeClock clock_;
   UnavailableOfferings ice_{clock_};
   std::unique_ptr<AwsClient> client_;
   std::unique_ptr<Ec2Client> ec2_;
   awsv1::EC2NodeClass node_class_;
   std::unique_ptr<AwsCloudProvider> provider_;
-  std::mutex mu_;
-  std::vector<std::map<std::string, std::string>> forms_;
   std::string fleet_response_;
   std::string fleet_error_;  // non-empty: CreateFleet answers 400 with this code
   std::string instances_xml_ = "<R><reservationSet/></R>";

@@ -24,15 +24,6 @@ using scheduling::Requirements;
 
 namespace {
 
-bool Fits(const ResourceList& requests, const ResourceList& allocatable) {
-  for (const auto& [name, quantity] : requests) {
-    if (quantity.Sign() <= 0) continue;
-    auto it = allocatable.find(name);
-    if (it == allocatable.end() || it->second < quantity) return false;
-  }
-  return true;
-}
-
 bool IsExotic(const cp::InstanceType& type) {
   const auto labels = type.requirements().SingleValuedLabels();
   auto size = labels.find(std::string(v1::kLabelInstanceSize));
@@ -67,7 +58,7 @@ absl::StatusOr<LaunchPlan> PlanLaunch(const cp::Catalog& catalog, const v1::Node
   std::vector<LaunchCandidate> spot, od;
   for (const cp::InstanceTypePtr& type : catalog) {
     if (!cp::RequirementsIntersect(type->requirements(), *reqs)) continue;
-    if (!Fits(node_claim.spec.resources.requests, type->Allocatable())) continue;
+    if (!cp::ResourcesFit(node_claim.spec.resources.requests, type->Allocatable())) continue;
     LaunchCandidate s{type, {}}, o{type, {}};
     for (const cp::Offering& offering : type->offerings()) {
       if (!offering.available) continue;
