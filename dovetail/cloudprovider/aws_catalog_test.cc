@@ -567,7 +567,7 @@ TEST(AwsCatalogParseTest, AcceptsColumnsInAnyOrder) {
   EXPECT_EQ((*rows)[0], (OnDemandPriceRow{"r", "t.large", 0.5}));
 }
 
-void ExpectInvalid(const absl::Status& status, std::vector<std::string> substrings) {
+void ExpectInvalid(const absl::Status& status, const std::vector<std::string>& substrings) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   for (const std::string& s : substrings) EXPECT_THAT(status.message(), HasSubstr(s));
 }

@@ -42,7 +42,7 @@ Offerings TestOfferings() {
   });
 }
 
-InstanceType TestType(std::string name, std::string arch, Offerings offerings) {
+InstanceType TestType(std::string name, const std::string& arch, Offerings offerings) {
   Requirements reqs = Reqs({
       Requirement::In(std::string(labels::kLabelInstanceType), {name}),
       Requirement::In(std::string(labels::kLabelArch), {arch}),

@@ -22,8 +22,6 @@ using simdjson::ondemand::json_type;
 using simdjson::ondemand::object;
 using simdjson::ondemand::value;
 
-using internal::JsonError;
-
 bool IsNull(value& v) {
   json_type type;
   return !v.type().get(type) && type == json_type::null;

@@ -13,8 +13,6 @@
 namespace dovetail::scheduling {
 namespace {
 
-using ::testing::HasSubstr;
-
 constexpr TaintEffect kNoSchedule = TaintEffect::kNoSchedule;
 constexpr TaintEffect kPreferNoSchedule = TaintEffect::kPreferNoSchedule;
 constexpr TaintEffect kNoExecute = TaintEffect::kNoExecute;

@@ -152,6 +152,7 @@ std::string Describe(const absl::StatusOr<Plan>& plan) {
   std::string out;
   auto names = [](const std::vector<const Pod*>& pods) {
     std::vector<std::string> v;
+    v.reserve(pods.size());
     for (const Pod* p : pods) v.push_back(p->metadata.name);
     return absl::StrJoin(v, ",");
   };
@@ -239,10 +240,11 @@ TEST(SessionTest, SimulateGivesTheSolvePlanOfTheReducedInputInAnyOrder) {
   for (int seed = 1; seed <= seeds; ++seed) {
     SCOPED_TRACE(absl::StrCat("seed ", seed));
     auto cluster = Generate(seed);
-    Rng r(seed * 7919);
+    Rng r(static_cast<uint64_t>(seed) * 7919);
     std::vector<Question> questions = Questions(*cluster, r);
     const Input& base = cluster->scene.input;
     std::vector<std::string> expected;
+    expected.reserve(questions.size());
     for (const auto& q : questions) expected.push_back(Describe(Solve(Reduced(base, q))));
 
     auto session = Session::Create(base);

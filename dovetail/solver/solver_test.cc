@@ -39,7 +39,7 @@ class SolverTest : public ::testing::Test {
     in_.pods.push_back(pods_.back().get());
     return pods_.back().get();
   }
-  void AddPods(int n, const char* cpu, const char* mem, StringMap labels = {},
+  void AddPods(int n, const char* cpu, const char* mem, const StringMap& labels = {},
                const std::function<void(Pod&)>& edit = nullptr) {
     for (int i = 0; i < n; ++i) {
       Pod* p = Add(MakePod(absl::StrCat("p", pods_.size()), cpu, mem, labels));
@@ -279,7 +279,7 @@ TEST_F(SolverTest, RepackingPutsTheBulkOnALargeTypeAndTheRemainderOnSmallOnes) {
   for (int cpu : {2, 4, 8, 16, 48}) {
     types.push_back(MakeType({.name = absl::StrCat("c-", cpu, "x"),
                               .cpu = cpu,
-                              .mem_gi = 2 * cpu,
+                              .mem_gi = int64_t{2} * cpu,
                               .price = 0.02715 * cpu,
                               .spot_factor = 0,
                               .pods = 1000,
@@ -293,7 +293,8 @@ TEST_F(SolverTest, RepackingPutsTheBulkOnALargeTypeAndTheRemainderOnSmallOnes) {
   double single_type = std::numeric_limits<double>::infinity();
   for (int cpu : {2, 4, 8, 16, 48}) {
     const int per_node = std::min((cpu * 1000 - 200) / 250, (2 * cpu * 1024 - 512) / 512);
-    single_type = std::min(single_type, 0.02715 * cpu * ((kPods + per_node - 1) / per_node));
+    const int nodes = (kPods + per_node - 1) / per_node;  // whole nodes
+    single_type = std::min(single_type, 0.02715 * cpu * nodes);
   }
   Plan plan = MustSolve();
   EXPECT_TRUE(plan.unschedulable.empty());

@@ -261,6 +261,7 @@ absl::Status NoInstanceError(const std::vector<FleetError>& errors) {
     }
   }
   std::vector<std::string> codes;
+  codes.reserve(errors.size());
   for (const FleetError& e : errors) {
     codes.push_back(Cat(e.code, " (", e.instance_type, " in ", e.zone, ")"));
   }
