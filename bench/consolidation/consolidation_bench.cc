@@ -60,6 +60,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "bench/generated_cluster.h"
 #include "dovetail/apis/core/codec.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/apis/v1/nodeclaim.h"
@@ -83,30 +84,6 @@ namespace v1 = apis::v1;
 namespace core = apis::core;
 namespace dis = controllers::disruption;
 using cloudprovider::InstanceTypePtr;
-
-const absl::Time kNow =
-    absl::FromCivil(absl::CivilSecond(2026, 11, 30, 12, 0, 0), absl::UTCTimeZone());
-
-std::string Rfc3339(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
-}
-
-// SplitMix64.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  int Int(int lo, int hi) { return lo + static_cast<int>(Next() % (hi - lo + 1)); }
-  double Unit() { return static_cast<double>(Next() >> 11) / 9007199254740992.0; }
-
- private:
-  uint64_t state_;
-};
 
 enum class Variant { kPlain, kSpread, kAnti, kPdb, kDnd };
 constexpr Variant kVariants[] = {Variant::kPlain, Variant::kSpread, Variant::kAnti, Variant::kPdb,

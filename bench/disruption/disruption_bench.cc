@@ -32,6 +32,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "bench/generated_cluster.h"
 #include "dovetail/apis/core/pod.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/cloudprovider/kwok/synthetic_catalog.h"
@@ -44,23 +45,6 @@ namespace {
 namespace v1 = apis::v1;
 using apis::core::Pod;
 using solver::Input;
-
-// SplitMix64.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  int Int(int lo, int hi) { return lo + static_cast<int>(Next() % (hi - lo + 1)); }
-  double Unit() { return static_cast<double>(Next() >> 11) / 9007199254740992.0; }
-
- private:
-  uint64_t state_;
-};
 
 enum class Variant { kPlain, kSpread, kAnti, kTight };
 
