@@ -12,6 +12,7 @@
 #include "dovetail/common/quantity.h"
 #include "dovetail/common/saturating.h"
 #include "dovetail/common/status_macros.h"
+#include "dovetail/kube/watch_event.h"
 #include "dovetail/kube/wire.h"
 
 namespace dovetail::kube {
@@ -163,6 +164,9 @@ void MaxInto(std::vector<ResourceAmount>& into, const std::vector<ResourceAmount
 }
 
 absl::Status DecodeOwner(value v, const DecodeContext& ctx, OwnerRef& out) {
+  // Never null once decoded (objects.h): "" when the reference lacks the field.
+  out.api_version = ctx.pool->Intern("");
+  out.kind = ctx.pool->Intern("");
   return ForFields(v, "ownerReferences", [&](std::string_view key, value item) -> absl::Status {
     if (key == "kind") {
       std::string_view kind;
@@ -331,6 +335,7 @@ absl::Status DecodePodSpec(value v, const DecodeContext& ctx, PodInfo& out) {
   std::vector<ContainerRequests> init_containers;
   std::vector<ResourceAmount> overhead;
   out.scheduler_name = ctx.pool->Intern("default-scheduler");
+  out.priority_class_name = ctx.pool->Intern("");
   RETURN_IF_ERROR(ForFields(v, "spec", [&](std::string_view key, value item) -> absl::Status {
     if (key == "nodeName") return GetString(item, out.node_name, "spec.nodeName");
     if (key == "schedulerName") {
@@ -342,6 +347,15 @@ absl::Status DecodePodSpec(value v, const DecodeContext& ctx, PodInfo& out) {
       int64_t p = 0;
       SJ_GET(item.get_int64(), p, "spec.priority");
       out.priority = static_cast<int32_t>(p);
+    } else if (key == "priorityClassName") {
+      std::string_view s;
+      RETURN_IF_ERROR(GetStringView(item, s, "spec.priorityClassName"));
+      out.priority_class_name = ctx.pool->Intern(s);
+    } else if (key == "terminationGracePeriodSeconds") {
+      if (IsNull(item)) return absl::OkStatus();
+      int64_t seconds = 0;
+      SJ_GET(item.get_int64(), seconds, "spec.terminationGracePeriodSeconds");
+      out.termination_grace_period_seconds = seconds;
     } else if (key == "nodeSelector") {
       return GetStringMap(item, ctx, out.node_selector, "spec.nodeSelector");
     } else if (key == "tolerations") {
@@ -597,6 +611,27 @@ absl::Status DecodePod(object obj, const DecodeContext& ctx, PodInfo& out) {
     if (key == "status") return DecodePodStatus(item, out);
     return absl::OkStatus();
   });
+}
+
+absl::StatusOr<std::vector<PodInfo>> DecodePodList(std::string_view body,
+                                                   const DecodeContext& ctx) {
+  std::string text(body);  // ParseList pads it for simdjson in place
+  simdjson::ondemand::parser parser;
+  ListMeta meta;
+  std::vector<PodInfo> pods;
+  RETURN_IF_ERROR(ParseList(
+      parser, text, meta, [&](object item, simdjson::ondemand::document&) -> absl::Status {
+        PodInfo pod;
+        if (absl::Status status = DecodePod(item, ctx, pod); !status.ok()) {
+          const std::string which =
+              pod.meta.name.empty() ? std::string() : Cat(" (", pod.meta.Key(), ")");
+          return absl::Status(status.code(),
+                              Cat("pod list item ", pods.size(), which, ": ", status.message()));
+        }
+        pods.push_back(std::move(pod));
+        return absl::OkStatus();
+      }));
+  return pods;
 }
 
 absl::Status DecodeNode(object obj, const DecodeContext& ctx, NodeInfo& out) {

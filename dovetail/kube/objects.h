@@ -5,6 +5,7 @@
 // StringPool shared by the informer. Rare, structured and scheduling-only fields (affinity,
 // topology spread constraints) are decoded once into the dovetail/apis types, shared among the pods
 // with the same text through a PodConstraintPool (pod_constraints.h).
+// Node termination decodes the pods it lists live with the same decoder (DecodePodList).
 // Low-volume kinds (NodePool, NodeClaim, EC2NodeClass, PDB, ...) are cached as their full
 // dovetail/apis structs through ApiObjectCodec (informer.h).
 // Plain data; decoding functions are thread-safe given a thread-safe pool.
@@ -36,7 +37,7 @@ struct KeyValue {
 
 struct OwnerRef {
   Interned api_version = nullptr;  // "" when absent
-  Interned kind = nullptr;
+  Interned kind = nullptr;         // "" when absent
   std::string name;
   std::string uid;
   bool controller = false;
@@ -85,7 +86,11 @@ struct PodInfo {
   std::string node_name;
   std::string nominated_node_name;
   Interned scheduler_name = nullptr;
+  // spec.priorityClassName; the empty string when absent.
+  Interned priority_class_name = nullptr;
   int32_t priority = 0;
+  // spec.terminationGracePeriodSeconds, when set (Kubernetes defaults it to 30).
+  std::optional<int64_t> termination_grace_period_seconds;
   apis::core::PodPhase phase = apis::core::PodPhase::kPending;
   bool unschedulable = false;  // condition PodScheduled=False, reason Unschedulable
   bool ready = false;
@@ -148,6 +153,10 @@ absl::Status DecodeNode(simdjson::ondemand::object object, const DecodeContext& 
 // Metadata only (for bookmarks, deletions of unknown kinds and generic objects).
 absl::Status DecodeMeta(simdjson::ondemand::object object, const DecodeContext& ctx,
                         CompactMeta& out);
+// The items of a Pod List body (one page of GET /api/v1/pods), in order. Errors: InvalidArgument
+// for a malformed body or for the first item that does not decode (naming its index, and the pod
+// when its metadata was read).
+absl::StatusOr<std::vector<PodInfo>> DecodePodList(std::string_view body, const DecodeContext& ctx);
 
 // Approximate heap + inline bytes of a cached object (benchmarks and metrics).
 size_t ApproximateBytes(const PodInfo& pod);

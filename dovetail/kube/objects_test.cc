@@ -1,5 +1,6 @@
 #include "dovetail/kube/objects.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -187,6 +188,97 @@ TEST(DecodePodTest, RejectsMistypedFields) {
                           pool, pod)
                 .code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// What the drain reads (controllers/termination/drain.h): the priority class and the grace period.
+TEST(DecodePodTest, ReadsPriorityClassAndTerminationGracePeriod) {
+  StringPool pool;
+  PodInfo pod;
+  ASSERT_TRUE(DecodePodText(R"({"metadata": {"name": "a"}, "spec": {
+      "priorityClassName": "system-node-critical", "terminationGracePeriodSeconds": 120}})",
+                            pool, pod)
+                  .ok());
+  ASSERT_NE(pod.priority_class_name, nullptr);
+  EXPECT_EQ(*pod.priority_class_name, "system-node-critical");
+  EXPECT_EQ(pod.termination_grace_period_seconds, 120);
+
+  PodInfo absent;
+  ASSERT_TRUE(DecodePodText(kPodJson, pool, absent).ok());
+  ASSERT_NE(absent.priority_class_name, nullptr);
+  EXPECT_EQ(*absent.priority_class_name, "");
+  EXPECT_EQ(absent.termination_grace_period_seconds, std::nullopt);
+
+  PodInfo null_grace;
+  ASSERT_TRUE(DecodePodText(R"({"spec": {"priorityClassName": null,
+      "terminationGracePeriodSeconds": null}})",
+                            pool, null_grace)
+                  .ok());
+  EXPECT_EQ(*null_grace.priority_class_name, "");
+  EXPECT_EQ(null_grace.termination_grace_period_seconds, std::nullopt);
+
+  PodInfo bad;
+  absl::Status status =
+      DecodePodText(R"({"spec": {"terminationGracePeriodSeconds": "30"}})", pool, bad);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("spec.terminationGracePeriodSeconds"));
+  status = DecodePodText(R"({"spec": {"priorityClassName": 5}})", pool, bad);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("spec.priorityClassName"));
+}
+
+// An owner reference without apiVersion or kind keeps "" (never null).
+TEST(DecodePodTest, OwnerFieldsAbsentAreEmpty) {
+  StringPool pool;
+  PodInfo pod;
+  ASSERT_TRUE(
+      DecodePodText(R"({"metadata": {"name": "a", "ownerReferences": [{"name": "x"}]}})", pool, pod)
+          .ok());
+  ASSERT_EQ(pod.meta.owners.size(), 1u);
+  ASSERT_NE(pod.meta.owners[0].api_version, nullptr);
+  ASSERT_NE(pod.meta.owners[0].kind, nullptr);
+  EXPECT_EQ(*pod.meta.owners[0].api_version, "");
+  EXPECT_EQ(*pod.meta.owners[0].kind, "");
+}
+
+TEST(DecodePodListTest, DecodesTheItemsInOrder) {
+  StringPool pool;
+  const DecodeContext ctx{.pool = &pool};
+  absl::StatusOr<std::vector<PodInfo>> pods =
+      DecodePodList(std::string(R"({"kind": "PodList", "metadata": {"resourceVersion": "7"},
+          "items": [)") +
+                        kPodJson + R"(, {"metadata": {"name": "b", "namespace": "prod"},
+                     "spec": {"nodeName": "node-a", "terminationGracePeriodSeconds": 5}}]})",
+                    ctx);
+  ASSERT_TRUE(pods.ok()) << pods.status();
+  ASSERT_EQ(pods->size(), 2u);
+  EXPECT_EQ((*pods)[0].meta.Key(), "prod/web-1");
+  EXPECT_EQ((*pods)[0].pvc_names, std::vector<std::string>{"data-web-1"});
+  EXPECT_EQ((*pods)[1].meta.Key(), "prod/b");
+  EXPECT_EQ((*pods)[1].termination_grace_period_seconds, 5);
+  EXPECT_EQ((*pods)[0].meta.namespace_, (*pods)[1].meta.namespace_);
+
+  for (const char* empty : {R"({"items": []})", R"({"items": null})", R"({"metadata": {}})"}) {
+    absl::StatusOr<std::vector<PodInfo>> none = DecodePodList(empty, ctx);
+    ASSERT_TRUE(none.ok()) << empty << ": " << none.status();
+    EXPECT_TRUE(none->empty()) << empty;
+  }
+}
+
+// A pod that does not decode fails the whole list, naming it; so does a malformed body.
+TEST(DecodePodListTest, RefusesTheListOnABadItem) {
+  StringPool pool;
+  const DecodeContext ctx{.pool = &pool};
+  absl::StatusOr<std::vector<PodInfo>> pods = DecodePodList(
+      R"({"items": [{"metadata": {"name": "a", "namespace": "ns"}},
+                    {"metadata": {"name": "b", "namespace": "ns"},
+                     "spec": {"terminationGracePeriodSeconds": "soon"}}]})",
+      ctx);
+  ASSERT_FALSE(pods.ok());
+  EXPECT_EQ(pods.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(pods.status().message(), ::testing::HasSubstr("pod list item 1 (ns/b)"));
+  EXPECT_THAT(pods.status().message(), ::testing::HasSubstr("spec.terminationGracePeriodSeconds"));
+  EXPECT_FALSE(DecodePodList(R"({"items": [)", ctx).ok());
+  EXPECT_FALSE(DecodePodList(R"({"items": [5]})", ctx).ok());
 }
 
 TEST(DecodeNodeTest, ReadsProviderIdTaintsResourcesAndReadiness) {

@@ -36,8 +36,7 @@ std::optional<IgnoreReason> CheckRequirement(const core::NodeSelectorRequirement
 bool IsProvisionable(const kube::PodInfo& pod) {
   if (!pod.unschedulable) return false;
   if (!pod.node_name.empty() || !pod.nominated_node_name.empty()) return false;
-  if (pod.phase == core::PodPhase::kSucceeded || pod.phase == core::PodPhase::kFailed) return false;
-  if (pod.meta.deletion.has_value()) return false;
+  if (state::IsTerminal(pod) || state::IsTerminating(pod)) return false;
   if (OwnedBy(pod, "DaemonSet") || OwnedBy(pod, "Node")) return false;
   return true;
 }
@@ -54,8 +53,8 @@ bool HasDraRequirements(const core::PodSpec& spec) {
 }
 
 bool IsReschedulable(const kube::PodInfo& pod, absl::Time now) {
-  if (pod.phase == core::PodPhase::kSucceeded || pod.phase == core::PodPhase::kFailed) return false;
-  if (pod.meta.deletion.has_value() && !OwnedBy(pod, "StatefulSet")) return false;
+  if (state::IsTerminal(pod)) return false;
+  if (state::IsTerminating(pod) && !OwnedBy(pod, "StatefulSet")) return false;
   if (OwnedBy(pod, "DaemonSet") || OwnedBy(pod, "Node")) return false;
   if (const std::string* value = pod.meta.Annotation(apis::v1::kDoNotDisruptAnnotationKey)) {
     // A duration counts from the pod's start only (a pod not started yet is not protected).

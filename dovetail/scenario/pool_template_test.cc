@@ -64,7 +64,7 @@ TEST(DaemonSetPodTest, IsTheTemplateOwnedByTheDaemonSet) {
   ASSERT_EQ(pod->metadata.owner_references.size(), 1u);
   EXPECT_EQ(pod->metadata.owner_references[0].kind, "DaemonSet");
   EXPECT_TRUE(pod->metadata.owner_references[0].controller.value_or(false));
-  EXPECT_TRUE(core::IsOwnedByDaemonSet(*pod));
+  EXPECT_EQ(pod->metadata.owner_references[0].api_version, "apps/v1");
   EXPECT_EQ(pod->spec.node_selector.at("kubernetes.io/os"), "linux");
 }
 

@@ -1,5 +1,7 @@
 #include "dovetail/state/pod_predicates.h"
 
+#include <string>
+
 #include "dovetail/state/state_test_util.h"
 #include "gtest/gtest.h"
 
@@ -46,6 +48,165 @@ TEST(PodPredicatesTest, DoNotDisruptCountsFromTheStartElseTheCreation) {
   bool invalid = false;
   EXPECT_FALSE(HasActiveDoNotDisrupt(*objects.Pod(pod), created, &invalid));
   EXPECT_TRUE(invalid);
+}
+
+const absl::Time kT0 = absl::FromCivil(absl::CivilSecond(2026, 1, 1, 0, 0, 0), absl::UTCTimeZone());
+
+nlohmann::json Owner(const std::string& api_version, const std::string& kind) {
+  nlohmann::json owner = {{"kind", kind}, {"name", "o"}, {"uid", "u-" + kind}};
+  if (!api_version.empty()) owner["apiVersion"] = api_version;
+  return owner;
+}
+
+nlohmann::json Toleration(const std::string& key, const std::string& op,
+                          const std::string& effect = "", const std::string& value = "") {
+  nlohmann::json t = {{"operator", op}};
+  if (!key.empty()) t["key"] = key;
+  if (!effect.empty()) t["effect"] = effect;
+  if (!value.empty()) t["value"] = value;
+  return t;
+}
+
+TEST(PodPredicatesTest, TerminatingIsADeletionTimestamp) {
+  testing::Objects objects;
+  nlohmann::json pod = PodJson("ns", "p", "node-a", "1");
+  EXPECT_FALSE(IsTerminating(*objects.Pod(pod)));
+  pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+  EXPECT_TRUE(IsTerminating(*objects.Pod(pod)));
+}
+
+TEST(PodPredicatesTest, DaemonSetOwnerNeedsTheAppsGroupOrNoApiVersion) {
+  testing::Objects objects;
+  nlohmann::json pod = PodJson("ns", "p", "node-a", "1");
+  EXPECT_FALSE(IsOwnedByDaemonSet(*objects.Pod(pod)));
+  pod["metadata"]["ownerReferences"] = {Owner("apps/v1", "DaemonSet")};
+  EXPECT_TRUE(IsOwnedByDaemonSet(*objects.Pod(pod)));
+  pod["metadata"]["ownerReferences"] = {Owner("example.com/v1", "DaemonSet")};
+  EXPECT_FALSE(IsOwnedByDaemonSet(*objects.Pod(pod)));
+  EXPECT_TRUE(OwnedBy(*objects.Pod(pod), "DaemonSet"));  // by kind alone
+  pod["metadata"]["ownerReferences"] = {Owner("", "DaemonSet")};
+  EXPECT_TRUE(IsOwnedByDaemonSet(*objects.Pod(pod)));
+  pod["metadata"]["ownerReferences"] = {Owner("apps/v1", "ReplicaSet")};
+  EXPECT_FALSE(IsOwnedByDaemonSet(*objects.Pod(pod)));
+
+  // Hand-built, its apiVersion left null.
+  kube::StringPool pool;
+  kube::PodInfo built;
+  built.meta.owners.push_back({.kind = pool.Intern("DaemonSet")});
+  EXPECT_TRUE(IsOwnedByDaemonSet(built));
+}
+
+TEST(PodPredicatesTest, StaticIsAMirrorPodOrOwnedByItsNode) {
+  testing::Objects objects;
+  nlohmann::json pod = PodJson("ns", "p", "node-a", "1");
+  EXPECT_FALSE(IsMirrorPod(*objects.Pod(pod)));
+  EXPECT_FALSE(IsStatic(*objects.Pod(pod)));
+
+  nlohmann::json mirror = pod;
+  mirror["metadata"]["annotations"] = {{"kubernetes.io/config.mirror", "abc"}};
+  EXPECT_TRUE(IsMirrorPod(*objects.Pod(mirror)));
+  EXPECT_TRUE(IsStatic(*objects.Pod(mirror)));
+
+  nlohmann::json owned = pod;
+  owned["metadata"]["ownerReferences"] = {Owner("v1", "Node")};
+  EXPECT_TRUE(IsOwnedByNode(*objects.Pod(owned)));
+  EXPECT_FALSE(IsMirrorPod(*objects.Pod(owned)));
+  EXPECT_TRUE(IsStatic(*objects.Pod(owned)));
+  owned["metadata"]["ownerReferences"] = {Owner("example.com/v1", "Node")};
+  EXPECT_FALSE(IsStatic(*objects.Pod(owned)));
+}
+
+TEST(PodPredicatesTest, CriticalIsASystemPriorityClass) {
+  testing::Objects objects;
+  nlohmann::json pod = PodJson("ns", "p", "node-a", "1");
+  EXPECT_FALSE(IsCritical(*objects.Pod(pod)));
+  for (const char* name : {"system-cluster-critical", "system-node-critical"}) {
+    pod["spec"]["priorityClassName"] = name;
+    EXPECT_TRUE(IsCritical(*objects.Pod(pod))) << name;
+  }
+  pod["spec"]["priorityClassName"] = "high-priority";
+  EXPECT_FALSE(IsCritical(*objects.Pod(pod)));
+  EXPECT_FALSE(IsCritical(kube::PodInfo{}));  // never decoded: no class
+}
+
+TEST(PodPredicatesTest, ToleratesTheDisruptedTaintAsKubernetesMatchesIt) {
+  testing::Objects objects;
+  nlohmann::json pod = PodJson("ns", "p", "node-a", "1");
+  EXPECT_FALSE(ToleratesDisruptedTaint(*objects.Pod(pod)));
+  const std::string key = "karpenter.sh/disrupted";
+  for (const nlohmann::json& t :
+       {Toleration(key, "Exists"), Toleration(key, "Exists", "NoSchedule"),
+        Toleration(key, "Equal"), Toleration("", "Exists"),
+        Toleration("", "Exists", "NoSchedule")}) {
+    pod["spec"]["tolerations"] = {t};
+    EXPECT_TRUE(ToleratesDisruptedTaint(*objects.Pod(pod))) << t.dump();
+  }
+  for (const nlohmann::json& t :
+       {Toleration(key, "Exists", "NoExecute"), Toleration(key, "Equal", "", "x"),
+        Toleration("example.com/x", "Exists"), Toleration("", "Exists", "PreferNoSchedule")}) {
+    pod["spec"]["tolerations"] = {t};
+    EXPECT_FALSE(ToleratesDisruptedTaint(*objects.Pod(pod))) << t.dump();
+  }
+}
+
+TEST(PodPredicatesTest, StuckTerminatingOnlyPastOneMinute) {
+  testing::Objects objects;
+  nlohmann::json pod = PodJson("ns", "p", "node-a", "1");
+  EXPECT_FALSE(IsStuckTerminating(*objects.Pod(pod), kT0 + absl::Hours(1)));
+  pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+  auto deleted = objects.Pod(pod);
+  EXPECT_FALSE(IsStuckTerminating(*deleted, kT0 + absl::Seconds(59)));
+  EXPECT_FALSE(IsStuckTerminating(*deleted, kT0 + kStuckTerminatingAfter));
+  EXPECT_TRUE(IsStuckTerminating(*deleted, kT0 + kStuckTerminatingAfter + absl::Nanoseconds(1)));
+  EXPECT_TRUE(IsStuckTerminating(*deleted, kT0 + absl::Minutes(1) + absl::Seconds(1)));
+}
+
+TEST(PodPredicatesTest, DrainableWaitingEvictionAndEvictable) {
+  testing::Objects objects;
+  const absl::Time now = kT0;
+  const nlohmann::json base = PodJson("ns", "p", "node-a", "1");
+  auto running = objects.Pod(base);
+  EXPECT_TRUE(IsDrainable(*running, now));
+  EXPECT_TRUE(IsWaitingEviction(*running, now));
+  EXPECT_TRUE(IsEvictable(*running));
+
+  nlohmann::json json = base;
+  json["status"]["phase"] = "Succeeded";
+  auto done = objects.Pod(json);
+  EXPECT_TRUE(IsDrainable(*done, now));
+  EXPECT_FALSE(IsWaitingEviction(*done, now));
+  EXPECT_FALSE(IsEvictable(*done));
+
+  json = base;
+  json["metadata"]["deletionTimestamp"] = "2025-12-31T23:59:30Z";  // 30 s ago
+  auto leaving = objects.Pod(json);
+  EXPECT_TRUE(IsWaitingEviction(*leaving, now));
+  EXPECT_FALSE(IsEvictable(*leaving));
+  json["metadata"]["deletionTimestamp"] = "2025-12-31T23:58:00Z";  // 2 min ago: stuck
+  auto stuck = objects.Pod(json);
+  EXPECT_FALSE(IsDrainable(*stuck, now));
+  EXPECT_FALSE(IsWaitingEviction(*stuck, now));
+  EXPECT_FALSE(IsEvictable(*stuck));
+
+  json = base;
+  json["spec"]["tolerations"] = {Toleration("karpenter.sh/disrupted", "Exists")};
+  auto tolerant = objects.Pod(json);
+  EXPECT_FALSE(IsDrainable(*tolerant, now));
+  EXPECT_FALSE(IsWaitingEviction(*tolerant, now));
+  EXPECT_FALSE(IsEvictable(*tolerant));
+
+  json = base;
+  json["metadata"]["ownerReferences"] = {Owner("v1", "Node")};
+  auto owned_by_node = objects.Pod(json);
+  EXPECT_FALSE(IsDrainable(*owned_by_node, now));
+  EXPECT_FALSE(IsWaitingEviction(*owned_by_node, now));
+  EXPECT_FALSE(IsEvictable(*owned_by_node));
+
+  json = base;
+  json["metadata"]["ownerReferences"] = {Owner("apps/v1", "DaemonSet")};
+  auto daemon = objects.Pod(json);
+  EXPECT_TRUE(IsWaitingEviction(*daemon, now));
+  EXPECT_TRUE(IsEvictable(*daemon));
 }
 
 }  // namespace

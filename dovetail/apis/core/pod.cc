@@ -1,7 +1,5 @@
 #include "dovetail/apis/core/pod.h"
 
-#include "absl/strings/match.h"
-
 namespace dovetail::apis::core {
 namespace {
 
@@ -34,40 +32,11 @@ bool IsRestartableInitContainer(const Container& container) {
   return container.restart_policy.has_value() && *container.restart_policy == "Always";
 }
 
-bool IsOwnedByDaemonSet(const Pod& pod) {
-  for (const OwnerReference& owner : pod.metadata.owner_references) {
-    if (owner.kind == "DaemonSet" && absl::StartsWith(owner.api_version, "apps/")) return true;
-  }
-  return false;
-}
-
-bool IsOwnedByNode(const Pod& pod) {
-  for (const OwnerReference& owner : pod.metadata.owner_references) {
-    if (owner.kind == "Node" && owner.api_version == "v1") return true;
-  }
-  return false;
-}
-
-bool IsMirrorPod(const Pod& pod) { return pod.metadata.annotations.contains(kMirrorPodAnnotation); }
-
 bool IsTerminal(const Pod& pod) {
   return pod.status.phase == PodPhase::kSucceeded || pod.status.phase == PodPhase::kFailed;
 }
 
 bool IsTerminating(const Pod& pod) { return pod.metadata.deletion_timestamp.has_value(); }
-
-bool FailedToSchedule(const Pod& pod) {
-  const PodCondition* scheduled = FindCondition(pod.status, "PodScheduled");
-  return scheduled != nullptr && scheduled->status == ConditionStatus::kFalse &&
-         scheduled->reason == "Unschedulable";
-}
-
-const PodCondition* FindCondition(const PodStatus& status, std::string_view type) {
-  for (const PodCondition& condition : status.conditions) {
-    if (condition.type == type) return &condition;
-  }
-  return nullptr;
-}
 
 void DescribeFields(FieldCodec& c, ContainerPort& v) {
   c.Field("name", v.name);

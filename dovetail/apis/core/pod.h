@@ -200,19 +200,11 @@ struct PodTemplateSpec {
 
 // True for an init container with restartPolicy Always (a sidecar).
 bool IsRestartableInitContainer(const Container& container);
-// An owner reference of kind DaemonSet in the apps group.
-bool IsOwnedByDaemonSet(const Pod& pod);
-// An owner reference of kind Node (static pods reflected by the kubelet).
-bool IsOwnedByNode(const Pod& pod);
-bool IsMirrorPod(const Pod& pod);
-// Phase Succeeded or Failed.
+// The questions the solver asks of its pods; the controllers ask theirs of the compact pod
+// (state/pod_predicates.h). Phase Succeeded or Failed.
 bool IsTerminal(const Pod& pod);
 // Deletion has started (deletionTimestamp set).
 bool IsTerminating(const Pod& pod);
-// The scheduler marked it unschedulable: condition PodScheduled=False with reason Unschedulable.
-bool FailedToSchedule(const Pod& pod);
-// The pod's condition of the given type, or nullptr.
-const PodCondition* FindCondition(const PodStatus& status, std::string_view type);
 
 // Codec hooks (codec.h).
 std::span<const std::string_view> EnumNames(Protocol);

@@ -128,36 +128,8 @@ TEST(PodTest, StatusFieldsAreDecoded) {
   EXPECT_TRUE(pod.metadata.unknown_fields.contains("managedFields"));
 }
 
-TEST(PodTest, FailedToScheduleNeedsPodScheduledFalseWithReasonUnschedulable) {
-  Pod pod = PendingPodFromFixture();
-  EXPECT_TRUE(FailedToSchedule(pod));
-  pod.status.conditions[0].reason = "SchedulerError";
-  EXPECT_FALSE(FailedToSchedule(pod));
-  pod.status.conditions[0].reason = "Unschedulable";
-  pod.status.conditions[0].status = ConditionStatus::kTrue;
-  EXPECT_FALSE(FailedToSchedule(pod));
-  pod.status.conditions.clear();
-  EXPECT_FALSE(FailedToSchedule(pod));
-}
-
-TEST(PodTest, OwnershipAndLifecycleHelpers) {
+TEST(PodTest, LifecycleHelpers) {
   Pod pod;
-  EXPECT_FALSE(IsOwnedByDaemonSet(pod));
-  pod.metadata.owner_references.push_back(
-      OwnerReference{.api_version = "apps/v1", .kind = "DaemonSet", .name = "agent", .uid = "1"});
-  EXPECT_TRUE(IsOwnedByDaemonSet(pod));
-  pod.metadata.owner_references[0].api_version = "example.com/v1";
-  EXPECT_FALSE(IsOwnedByDaemonSet(pod));
-
-  EXPECT_FALSE(IsOwnedByNode(pod));
-  pod.metadata.owner_references.push_back(
-      OwnerReference{.api_version = "v1", .kind = "Node", .name = "n", .uid = "2"});
-  EXPECT_TRUE(IsOwnedByNode(pod));
-
-  EXPECT_FALSE(IsMirrorPod(pod));
-  pod.metadata.annotations[std::string(kMirrorPodAnnotation)] = "abc";
-  EXPECT_TRUE(IsMirrorPod(pod));
-
   EXPECT_FALSE(IsTerminal(pod));
   pod.status.phase = PodPhase::kRunning;
   EXPECT_FALSE(IsTerminal(pod));

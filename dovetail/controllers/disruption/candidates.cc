@@ -64,34 +64,6 @@ double LifetimeRemaining(const state::StateNode& node, absl::Time now) {
   return std::clamp(remaining, 0.0, 1.0);
 }
 
-namespace {
-
-using state::OwnedBy;
-
-bool ToleratesDisrupted(const kube::PodInfo& pod) {
-  for (const kube::CompactToleration& t : pod.tolerations) {
-    const bool effect_ok =
-        t.effect < 0 || t.effect == static_cast<int8_t>(core::TaintEffect::kNoSchedule);
-    if (!effect_ok) continue;
-    const std::string_view key = t.key == nullptr ? std::string_view() : std::string_view(*t.key);
-    if (key.empty() && t.op == 1) return true;
-    if (key == v1::kDisruptedTaintKey && (t.op == 1 || t.value.empty())) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
-bool IsEvictable(const kube::PodInfo& pod) {
-  if (pod.phase == core::PodPhase::kSucceeded || pod.phase == core::PodPhase::kFailed) return false;
-  if (pod.meta.deletion.has_value()) return false;
-  if (ToleratesDisrupted(pod)) return false;
-  if (OwnedBy(pod, "Node") || pod.meta.Annotation("kubernetes.io/config.mirror") != nullptr) {
-    return false;
-  }
-  return true;
-}
-
 std::optional<double> NodePrice(const cloudprovider::InstanceType& type, std::string_view zone,
                                 std::string_view capacity_type) {
   std::optional<double> price;
@@ -266,7 +238,7 @@ std::string PodBlock(const std::vector<state::PodPtr>& pods, const PdbsByNamespa
     }
   }
   for (const state::PodPtr& pod : pods) {
-    if (!internal::IsEvictable(*pod)) continue;
+    if (!state::IsEvictable(*pod)) continue;
     auto ns = pdbs.find(*pod->meta.namespace_);
     std::string block = PdbBlock(*pod, ns == pdbs.end() ? kNoPdbs : ns->second);
     if (!block.empty()) return block;

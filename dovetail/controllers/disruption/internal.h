@@ -1,6 +1,7 @@
-// Helpers shared by the disruption sources (candidates, methods, validation): pod classification
-// on the informers' PodInfo, eviction costs, offering prices and the consolidation computation
-// that both the methods and ValidateCommand run. Internal to dovetail/controllers/disruption.
+// Helpers shared by the disruption sources (candidates, methods, validation): eviction costs of
+// the informers' PodInfo (the pod predicates are state/pod_predicates.h), offering prices and the
+// consolidation computation that both the methods and ValidateCommand run. Internal to
+// dovetail/controllers/disruption.
 // Pure functions; thread-safe.
 #pragma once
 
@@ -26,8 +27,6 @@ inline constexpr std::string_view kPodDeletionCostAnnotationKey =
 double EvictionCost(const kube::PodInfo& pod);
 // clamp((expireAfter - age) / expireAfter, 0, 1); 1 without expiry.
 double LifetimeRemaining(const state::StateNode& node, absl::Time now);
-// Active, does not tolerate karpenter.sh/disrupted:NoSchedule, not static.
-bool IsEvictable(const kube::PodInfo& pod);
 
 // The price of the node's offering (its zone and capacity type); nullopt when unknown.
 std::optional<double> NodePrice(const cloudprovider::InstanceType& type, std::string_view zone,

@@ -29,7 +29,7 @@ bool IsPodEvent(const kube::PodInfo* old_pod, const kube::PodInfo& pod) {
   if (old_pod == nullptr) return true;
   const bool bound = old_pod->node_name.empty();
   const bool terminal = !state::IsTerminal(*old_pod) && state::IsTerminal(pod);
-  const bool terminating = !old_pod->meta.deletion.has_value() && pod.meta.deletion.has_value();
+  const bool terminating = !state::IsTerminating(*old_pod) && state::IsTerminating(pod);
   return bound || terminal || terminating;
 }
 

@@ -3,12 +3,11 @@
 // TerminationController (termination_controller.h) lists the pods, calls PlanDrain and carries
 // out the plan (force deletions, evictions through the Eviction API, events).
 //
-// Pod classification, as upstream:
-//   - static: a mirror pod (annotation kubernetes.io/config.mirror) or a pod owned by its Node;
-//     never evicted (the kubelet owns it);
+// Pod classification (state/pod_predicates.h, as upstream):
+//   - static (a mirror pod or a pod owned by its Node): never evicted (the kubelet owns it);
 //   - tolerates karpenter.sh/disrupted:NoSchedule: left on the node (it asked to stay);
-//   - stuck terminating: deleted more than `stuck_after` (1 min) past its deletionTimestamp;
-//     no longer waited for;
+//   - stuck terminating: deleted more than state::kStuckTerminatingAfter (1 min) past its
+//     deletionTimestamp; no longer waited for;
 //   - drainable = none of the three; waiting eviction = drainable and not terminal;
 //   - critical: priorityClassName system-cluster-critical or system-node-critical;
 //   - tier: non-critical, non-critical DaemonSet, critical, critical DaemonSet (the order of
@@ -33,41 +32,23 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "dovetail/apis/core/pod.h"
+#include "dovetail/kube/objects.h"
 
 namespace dovetail::controllers::termination {
-
-inline constexpr std::string_view kSystemClusterCritical = "system-cluster-critical";
-inline constexpr std::string_view kSystemNodeCritical = "system-node-critical";
-
-// How long past its deletionTimestamp a terminating pod is still waited for (upstream: 1 min).
-inline constexpr absl::Duration kStuckTerminatingAfter = absl::Minutes(1);
 
 enum class DrainTier { kNonCritical = 0, kNonCriticalDaemonSet, kCritical, kCriticalDaemonSet };
 inline constexpr int kDrainTiers = 4;
 std::string_view DrainTierName(DrainTier tier);
 
-bool IsCritical(const apis::core::Pod& pod);
-DrainTier TierOf(const apis::core::Pod& pod);
-bool IsStatic(const apis::core::Pod& pod);
-bool ToleratesDisruptedTaint(const apis::core::Pod& pod);
-bool IsStuckTerminating(const apis::core::Pod& pod, absl::Time now);
-bool IsDrainable(const apis::core::Pod& pod, absl::Time now);
-bool IsWaitingEviction(const apis::core::Pod& pod, absl::Time now);
-
-// Whether the pod's karpenter.sh/do-not-disrupt annotation is in force at `now`: "true", or a Go
-// duration not yet elapsed since status.startTime (since creation when it has not started). Any
-// other value ("false", a typo) does not protect the pod, as every value but "true" did before
-// durations were accepted; `invalid` tells the caller, who reports it.
-bool HasActiveDoNotDisrupt(const apis::core::Pod& pod, absl::Time now, bool* invalid = nullptr);
+// Critical or not (state::IsCritical), DaemonSet or not (state::IsOwnedByDaemonSet).
+DrainTier TierOf(const kube::PodInfo& pod);
 
 // When the pod must be deleted so that it gets its full terminationGracePeriodSeconds (default
 // 30 s) before `deadline`; nullopt without a deadline.
-std::optional<absl::Time> PodDeleteTime(const apis::core::Pod& pod,
+std::optional<absl::Time> PodDeleteTime(const kube::PodInfo& pod,
                                         std::optional<absl::Time> deadline);
 // Whether the pod is past that time (see the file comment), given it is waiting eviction.
-bool NeedsForceDelete(const apis::core::Pod& pod, absl::Time now,
-                      std::optional<absl::Time> deadline);
+bool NeedsForceDelete(const kube::PodInfo& pod, absl::Time now, std::optional<absl::Time> deadline);
 // gracePeriodSeconds of a forced deletion: max(1, whole seconds left until `deadline`).
 int64_t ForceDeleteGraceSeconds(absl::Time now, absl::Time deadline);
 
@@ -103,7 +84,7 @@ struct DrainPlan {
 };
 
 // The drain step for the pods bound to a node, at `now`, with the node's termination deadline.
-DrainPlan PlanDrain(const std::vector<apis::core::Pod>& pods, absl::Time now,
+DrainPlan PlanDrain(const std::vector<kube::PodInfo>& pods, absl::Time now,
                     std::optional<absl::Time> deadline);
 
 }  // namespace dovetail::controllers::termination

@@ -1,8 +1,16 @@
 #include "dovetail/controllers/termination/drain.h"
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "dovetail/apis/core/pod.h"
+#include "dovetail/kube/objects.h"
+#include "dovetail/kube/string_pool.h"
+#include "dovetail/state/pod_predicates.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -15,55 +23,78 @@ using ::testing::IsEmpty;
 
 const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
 
-// A running pod with a name; chainable setters for what drain looks at.
+// The interned strings of the test pods; it outlives them all.
+kube::StringPool& Pool() {
+  static kube::StringPool pool;
+  return pool;
+}
+
+// A running pod with a name, as kube::DecodePod leaves it; chainable setters for what drain
+// looks at.
 class PodBuilder {
  public:
   explicit PodBuilder(std::string name) {
-    pod_.metadata.namespace_ = "ns";
-    pod_.metadata.name = name;
-    pod_.metadata.uid = "uid-" + name;
-    pod_.metadata.creation_timestamp = kNow - absl::Hours(1);
-    pod_.status.phase = core::PodPhase::kRunning;
-    pod_.status.start_time = kNow - absl::Hours(1);
+    pod_.meta.namespace_ = Pool().Intern("ns");
+    pod_.meta.name = name;
+    pod_.meta.uid = "uid-" + name;
+    pod_.meta.creation = kNow - absl::Hours(1);
+    pod_.scheduler_name = Pool().Intern("default-scheduler");
+    pod_.priority_class_name = Pool().Intern("");
+    pod_.phase = core::PodPhase::kRunning;
+    pod_.start_time = kNow - absl::Hours(1);
   }
-  PodBuilder& DaemonSet() {
-    pod_.metadata.owner_references.push_back(
-        {.api_version = "apps/v1", .kind = "DaemonSet", .name = "ds", .uid = "ds-uid"});
+  PodBuilder& DaemonSet() { return Owner("apps/v1", "DaemonSet", "ds", "ds-uid"); }
+  PodBuilder& Priority(std::string_view class_name) {
+    pod_.priority_class_name = Pool().Intern(class_name);
     return *this;
   }
-  PodBuilder& Priority(std::string class_name) {
-    pod_.spec.priority_class_name = std::move(class_name);
-    return *this;
-  }
-  PodBuilder& Annotation(std::string key, std::string value) {
-    pod_.metadata.annotations[std::move(key)] = std::move(value);
+  PodBuilder& Annotation(std::string_view key, std::string value) {
+    for (kube::KeyValue& kv : pod_.meta.annotations) {
+      if (*kv.key == key) {
+        kv.value = std::move(value);
+        return *this;
+      }
+    }
+    pod_.meta.annotations.push_back({.key = Pool().Intern(key), .value = std::move(value)});
     return *this;
   }
   PodBuilder& Phase(core::PodPhase phase) {
-    pod_.status.phase = phase;
+    pod_.phase = phase;
     return *this;
   }
   PodBuilder& Deleted(absl::Time at) {
-    pod_.metadata.deletion_timestamp = at;
+    pod_.meta.deletion = at;
     return *this;
   }
   PodBuilder& Grace(int64_t seconds) {
-    pod_.spec.termination_grace_period_seconds = seconds;
+    pod_.termination_grace_period_seconds = seconds;
     return *this;
   }
-  PodBuilder& Tolerate(core::Toleration toleration) {
-    pod_.spec.tolerations.push_back(std::move(toleration));
+  // Stored as the decoder stores spec.tolerations (kube/objects.h CompactToleration).
+  PodBuilder& Tolerate(const core::Toleration& toleration) {
+    pod_.tolerations.push_back(
+        {.key = Pool().Intern(toleration.key),
+         .value = toleration.value,
+         .op = static_cast<uint8_t>(toleration.op == core::TolerationOperator::kExists ? 1 : 0),
+         .effect = static_cast<int8_t>(
+             toleration.effect.has_value() ? static_cast<int>(*toleration.effect) : -1),
+         .seconds = toleration.toleration_seconds});
     return *this;
   }
-  PodBuilder& OwnedByNode() {
-    pod_.metadata.owner_references.push_back(
-        {.api_version = "v1", .kind = "Node", .name = "n", .uid = "node-uid"});
-    return *this;
-  }
-  operator core::Pod() const { return pod_; }  // NOLINT(google-explicit-constructor)
+  PodBuilder& OwnedByNode() { return Owner("v1", "Node", "n", "node-uid"); }
+  operator kube::PodInfo() const { return pod_; }  // NOLINT(google-explicit-constructor)
 
  private:
-  core::Pod pod_;
+  PodBuilder& Owner(std::string_view api_version, std::string_view kind, std::string name,
+                    std::string uid) {
+    pod_.meta.owners.push_back({.api_version = Pool().Intern(api_version),
+                                .kind = Pool().Intern(kind),
+                                .name = std::move(name),
+                                .uid = std::move(uid)});
+    return *this;
+  }
+
+  kube::PodInfo pod_;
 };
 
 std::vector<std::string> Names(const std::vector<PodRef>& pods) {
@@ -89,7 +120,7 @@ TEST(DrainTest, ClassifiesTiersByPriorityClassAndDaemonSetOwner) {
 }
 
 TEST(DrainTest, EvictsTiersInUpstreamOrderOneTierAtATime) {
-  std::vector<core::Pod> pods = {
+  std::vector<kube::PodInfo> pods = {
       PodBuilder("critical-ds").Priority("system-node-critical").DaemonSet(),
       PodBuilder("critical").Priority("system-cluster-critical"),
       PodBuilder("ds").DaemonSet(),
@@ -104,9 +135,9 @@ TEST(DrainTest, EvictsTiersInUpstreamOrderOneTierAtATime) {
     EXPECT_EQ(plan.waiting, static_cast<int>(pods.size()));
     order.push_back(Names(plan.evict));
     // The evicted pods go away.
-    std::erase_if(pods, [&](const core::Pod& p) {
+    std::erase_if(pods, [&](const kube::PodInfo& p) {
       for (const PodRef& e : plan.evict) {
-        if (e.name == p.metadata.name) return true;
+        if (e.name == p.meta.name) return true;
       }
       return false;
     });
@@ -116,7 +147,7 @@ TEST(DrainTest, EvictsTiersInUpstreamOrderOneTierAtATime) {
 }
 
 TEST(DrainTest, ATerminatingPodHoldsItsTierWithoutBeingEvictedAgain) {
-  const std::vector<core::Pod> pods = {
+  const std::vector<kube::PodInfo> pods = {
       PodBuilder("leaving").Deleted(kNow + absl::Seconds(20)),
       PodBuilder("ds").DaemonSet(),
   };
@@ -128,7 +159,7 @@ TEST(DrainTest, ATerminatingPodHoldsItsTierWithoutBeingEvictedAgain) {
 }
 
 TEST(DrainTest, SkipsStaticTerminalTolerantAndStuckPods) {
-  const std::vector<core::Pod> pods = {
+  const std::vector<kube::PodInfo> pods = {
       PodBuilder("mirror").Annotation("kubernetes.io/config.mirror", "abc"),
       PodBuilder("static").OwnedByNode(),
       PodBuilder("done").Phase(core::PodPhase::kSucceeded),
@@ -145,7 +176,7 @@ TEST(DrainTest, SkipsStaticTerminalTolerantAndStuckPods) {
 }
 
 TEST(DrainTest, TolerationOfAnotherEffectOrKeyDoesNotSkip) {
-  const std::vector<core::Pod> pods = {
+  const std::vector<kube::PodInfo> pods = {
       PodBuilder("noexecute")
           .Tolerate({.key = "karpenter.sh/disrupted",
                      .op = core::TolerationOperator::kExists,
@@ -161,7 +192,7 @@ TEST(DrainTest, TolerationOfAnotherEffectOrKeyDoesNotSkip) {
 }
 
 TEST(DrainTest, DoNotDisruptBlocksEvictionWithoutADeadline) {
-  const std::vector<core::Pod> pods = {
+  const std::vector<kube::PodInfo> pods = {
       PodBuilder("dnd").Annotation("karpenter.sh/do-not-disrupt", "true"),
       PodBuilder("app"),
       PodBuilder("ds").DaemonSet(),
@@ -177,18 +208,18 @@ TEST(DrainTest, DoNotDisruptBlocksEvictionWithoutADeadline) {
 }
 
 TEST(DrainTest, DoNotDisruptDurationCountsFromPodStart) {
-  const core::Pod active = PodBuilder("a").Annotation("karpenter.sh/do-not-disrupt", "2h");
-  const core::Pod elapsed = PodBuilder("b").Annotation("karpenter.sh/do-not-disrupt", "30m");
+  const kube::PodInfo active = PodBuilder("a").Annotation("karpenter.sh/do-not-disrupt", "2h");
+  const kube::PodInfo elapsed = PodBuilder("b").Annotation("karpenter.sh/do-not-disrupt", "30m");
   bool invalid = true;
-  EXPECT_TRUE(HasActiveDoNotDisrupt(active, kNow, &invalid));
+  EXPECT_TRUE(state::HasActiveDoNotDisrupt(active, kNow, &invalid));
   EXPECT_FALSE(invalid);
-  EXPECT_FALSE(HasActiveDoNotDisrupt(elapsed, kNow, &invalid));
+  EXPECT_FALSE(state::HasActiveDoNotDisrupt(elapsed, kNow, &invalid));
   EXPECT_FALSE(invalid);
-  EXPECT_FALSE(HasActiveDoNotDisrupt(PodBuilder("c"), kNow));
-  EXPECT_FALSE(HasActiveDoNotDisrupt(
+  EXPECT_FALSE(state::HasActiveDoNotDisrupt(PodBuilder("c"), kNow));
+  EXPECT_FALSE(state::HasActiveDoNotDisrupt(
       PodBuilder("d").Annotation("karpenter.sh/do-not-disrupt", "false"), kNow, &invalid));
   EXPECT_TRUE(invalid);  // neither "true" nor a duration: not protected, reported
-  const core::Pod typo = PodBuilder("e").Annotation("karpenter.sh/do-not-disrupt", "ture");
+  const kube::PodInfo typo = PodBuilder("e").Annotation("karpenter.sh/do-not-disrupt", "ture");
   const DrainPlan plan = PlanDrain({active, elapsed, typo}, kNow, std::nullopt);
   EXPECT_THAT(Names(plan.evict), ElementsAre("b", "e"));
   EXPECT_THAT(Names(plan.do_not_disrupt), ElementsAre("a"));
@@ -197,7 +228,7 @@ TEST(DrainTest, DoNotDisruptDurationCountsFromPodStart) {
 
 TEST(DrainTest, DeletesEachPodItsOwnGracePeriodBeforeTheDeadline) {
   const absl::Time deadline = kNow + absl::Seconds(60);
-  const std::vector<core::Pod> pods = {
+  const std::vector<kube::PodInfo> pods = {
       PodBuilder("dnd-short").Annotation("karpenter.sh/do-not-disrupt", "true").Grace(10),
       PodBuilder("dnd-long").Annotation("karpenter.sh/do-not-disrupt", "true").Grace(300),
       PodBuilder("dnd-default").Annotation("karpenter.sh/do-not-disrupt", "true"),  // 30 s
@@ -222,7 +253,7 @@ TEST(DrainTest, DeletesEachPodItsOwnGracePeriodBeforeTheDeadline) {
 
 TEST(DrainTest, PastDeadlinePodsAreNotGatedBehindEarlierTiers) {
   const absl::Time deadline = kNow + absl::Seconds(5);
-  const std::vector<core::Pod> pods = {
+  const std::vector<kube::PodInfo> pods = {
       PodBuilder("app").Annotation("karpenter.sh/do-not-disrupt", "true").Grace(1),
       PodBuilder("critical-ds").Priority("system-node-critical").DaemonSet().Grace(30),
   };
@@ -234,7 +265,7 @@ TEST(DrainTest, PastDeadlinePodsAreNotGatedBehindEarlierTiers) {
 
 TEST(DrainTest, ATerminatingPodIsDeletedAgainWhenItsGraceOutlastsTheDeadline) {
   const absl::Time deadline = kNow + absl::Seconds(10);
-  const std::vector<core::Pod> pods = {
+  const std::vector<kube::PodInfo> pods = {
       PodBuilder("slow").Deleted(kNow + absl::Seconds(100)).Grace(120),
       PodBuilder("fast").Deleted(kNow + absl::Seconds(5)).Grace(120),
   };

@@ -1,6 +1,7 @@
 #include "dovetail/controllers/termination/termination_controller.h"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <utility>
 
@@ -16,6 +17,7 @@
 #include "dovetail/kube/errors.h"
 #include "dovetail/kube/resource.h"
 #include "dovetail/kube/typed_client.h"
+#include "dovetail/state/pod_predicates.h"
 #include "nlohmann/json.hpp"
 
 namespace dovetail::controllers::termination {
@@ -427,9 +429,18 @@ void TerminationController::SetCondition(const std::string& node_claim_name, std
   });
 }
 
-absl::StatusOr<std::vector<core::Pod>> TerminationController::PodsOn(const std::string& node_name) {
-  kube::TypedClient<core::Pod> pods(deps_.client, kube::resources::kPods);
-  return pods.List("", {.field_selector = Cat("spec.nodeName=", node_name)});
+absl::StatusOr<std::vector<kube::PodInfo>> TerminationController::PodsOn(
+    const std::string& node_name) {
+  std::vector<kube::PodInfo> out;
+  RETURN_IF_ERROR(deps_.client.ListAll(
+      kube::resources::kPods, "", {.field_selector = Cat("spec.nodeName=", node_name)},
+      [&](const kube::ListPage& page) -> absl::Status {
+        ASSIGN_OR_RETURN(std::vector<kube::PodInfo> pods, kube::DecodePodList(page.body, decode_));
+        out.insert(out.end(), std::make_move_iterator(pods.begin()),
+                   std::make_move_iterator(pods.end()));
+        return absl::OkStatus();
+      }));
+  return out;
 }
 
 absl::Status TerminationController::Evict(const core::Node& node, const PodRef& pod,
@@ -501,7 +512,7 @@ absl::StatusOr<std::optional<absl::Duration>> TerminationController::Drain(
     absl::MutexLock lock(&mu_);
     draining_.insert(name);
   }
-  ASSIGN_OR_RETURN(const std::vector<core::Pod> pods, PodsOn(name));
+  ASSIGN_OR_RETURN(const std::vector<kube::PodInfo> pods, PodsOn(name));
   const absl::Time now = deps_.clock.Now();
   const DrainPlan plan = PlanDrain(pods, now, deadline);
 
@@ -568,7 +579,7 @@ absl::StatusOr<std::optional<absl::Duration>> TerminationController::Drain(
 }
 
 absl::StatusOr<std::vector<std::string>> TerminationController::PendingVolumeAttachments(
-    const core::Node& node, const std::vector<core::Pod>& pods) {
+    const core::Node& node, const std::vector<kube::PodInfo>& pods) {
   std::vector<std::pair<std::string, std::string>> attachments;  // (name, persistent volume)
   RETURN_IF_ERROR(deps_.client.ListAll(
       kube::resources::kVolumeAttachments, "", {}, [&](const kube::ListPage& page) -> absl::Status {
@@ -589,13 +600,13 @@ absl::StatusOr<std::vector<std::string>> TerminationController::PendingVolumeAtt
   // Volumes of pods that are not drained stay attached: do not wait for them.
   absl::flat_hash_set<std::string> kept;
   const absl::Time now = deps_.clock.Now();
-  for (const core::Pod& pod : pods) {
-    if (IsDrainable(pod, now)) continue;
-    for (const core::Volume& volume : pod.spec.volumes) {
-      if (!volume.persistent_volume_claim.has_value()) continue;
+  for (const kube::PodInfo& pod : pods) {
+    if (state::IsDrainable(pod, now)) continue;
+    const std::string_view ns =
+        pod.meta.namespace_ == nullptr ? std::string_view() : *pod.meta.namespace_;
+    for (const std::string& claim : pod.pvc_names) {  // persistentVolumeClaim claimNames
       absl::StatusOr<std::string> pvc =
-          deps_.client.Get(kube::resources::kPersistentVolumeClaims, pod.metadata.namespace_,
-                           volume.persistent_volume_claim->claim_name);
+          deps_.client.Get(kube::resources::kPersistentVolumeClaims, ns, claim);
       if (!pvc.ok()) {
         if (kube::IsNotFound(pvc.status())) continue;
         return pvc.status();
@@ -683,7 +694,7 @@ absl::StatusOr<kube::ReconcileResult> TerminationController::ReconcileNode(
   SetCondition(claim_name, kConditionDrained, "True", kConditionDrained, "");
 
   // 5. Volumes.
-  ASSIGN_OR_RETURN(const std::vector<core::Pod> pods, PodsOn(name));
+  ASSIGN_OR_RETURN(const std::vector<kube::PodInfo> pods, PodsOn(name));
   ASSIGN_OR_RETURN(const std::vector<std::string> attached, PendingVolumeAttachments(*node, pods));
   if (!attached.empty()) {
     const absl::Time now = deps_.clock.Now();

@@ -59,12 +59,13 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "dovetail/apis/core/node.h"
-#include "dovetail/apis/core/pod.h"
 #include "dovetail/apis/v1/nodeclaim.h"
 #include "dovetail/controllers/controller.h"
 #include "dovetail/controllers/reconcile_queue.h"
 #include "dovetail/controllers/termination/drain.h"
 #include "dovetail/kube/handler_registration.h"
+#include "dovetail/kube/objects.h"
+#include "dovetail/kube/string_pool.h"
 #include "dovetail/kube/workqueue.h"
 
 namespace dovetail::controllers::termination {
@@ -138,8 +139,11 @@ class TerminationController final : public QueueController {
   void NodeClaimTerminated(const apis::v1::NodeClaim& node_claim);
   // Pending VolumeAttachments of the node (see the file comment).
   absl::StatusOr<std::vector<std::string>> PendingVolumeAttachments(
-      const apis::core::Node& node, const std::vector<apis::core::Pod>& pods);
-  absl::StatusOr<std::vector<apis::core::Pod>> PodsOn(const std::string& node_name);
+      const apis::core::Node& node, const std::vector<kube::PodInfo>& pods);
+  // The pods bound to the node, listed from the API server (fieldSelector spec.nodeName) and
+  // decoded with kube::DecodePod. A pod that does not decode fails the list (the reconcile is
+  // retried with backoff and the error logged), as a failed request does.
+  absl::StatusOr<std::vector<kube::PodInfo>> PodsOn(const std::string& node_name);
   void Forget(const std::string& node_name);
 
   void NodeEvent(const apis::core::Node& node, std::string_view type, std::string_view reason,
@@ -150,6 +154,12 @@ class TerminationController final : public QueueController {
                 std::string_view message);
 
   const TerminationOptions options_;
+
+  // What PodsOn decodes the listed pods with: the annotation keys' default keeps
+  // karpenter.sh/do-not-disrupt and kubernetes.io/config.mirror. The pool is thread-safe (shared
+  // by the workers) and grow-only, holding the pods' namespaces and keys (string_pool.h).
+  kube::StringPool pool_;
+  const kube::DecodeContext decode_{.pool = &pool_};
 
   metrics::Counter* nodes_terminated_ = nullptr;
   metrics::Summary* node_termination_duration_ = nullptr;
