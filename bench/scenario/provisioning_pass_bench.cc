@@ -1,11 +1,11 @@
 // dovetail_provisioning_pass_bench: what one provisioning pass costs in time and heap allocations
 // to build the solver's question (scenario::BuildSolverInput) and to solve it (solver::Solve).
 // Provisioning builds the question on every pass (controllers/provisioning/provisioner.cc
-// RunOnce), and that build converts every pod of the cluster from the informer's compact PodInfo
-// (state::ToPod), the bound ones as well as the pending ones. Whatever that conversion does per pod
-// (such as parsing the pod's affinity and topologySpreadConstraints JSON again) is therefore paid
-// about 22 x N times per pass. The allocation counts show such a change even where the shared
-// machine's timings do not.
+// RunOnce), and that build reads every pod of the cluster as the solver's apis::core::Pod, the
+// bound ones as well as the pending ones: about 22 x N pods. Without a cache each one is converted
+// from the informer's compact PodInfo (state::ToPod) on every build; with the provisioner's
+// scenario::PodCache only the pods that changed since the previous pass are. The allocation counts
+// show such a change even where the shared machine's timings do not.
 //
 // Cluster (deterministic, seeded by the node count), generated as manifests (one JSON List) and
 // read by scenario::ManifestScenario::FromManifests as `dovetail simulate` reads them (pods and
@@ -34,15 +34,22 @@
 // NodePools without a Ready condition used, no LP lower bound.
 //
 // Benchmarks (names "<what>/<nodes>"):
-//   input/N   BuildSolverInput, once per iteration
+//   input/N   BuildSolverInput, once per iteration, every pod converted (no PodCache)
 //   pass/N    BuildSolverInput, then solver::Solve on its input, once per iteration (the rest of a
 //             pass, such as events and launches, is not included)
+//   input_cached/N, pass_cached/N
+//             the same with a scenario::PodCache kept across iterations, as the provisioner and
+//             the disruption controller keep one across passes: each pod was converted before
+//             the loop, and a build reuses the conversions
 // The question and the plan are destroyed inside the timed iteration, as they are at the end of a
 // pass. Counters:
 //   allocs, alloc_MB  heap allocations (operator new calls) per call and the bytes they asked for,
 //                     in MB (10^6 bytes)
 //   nodes, pods, bound_pods
 //                     existing nodes, pods to place and bound pods in the question
+//   cache_MB (cached only)
+//                     what the build that filled the cache allocated beyond a build with the cache
+//                     full, in MB: about the memory the cache keeps
 //   new_nodes, on_existing, unschedulable (pass/N only)
 //                     NodeClaims planned, pending pods placed on existing nodes, pods left
 //                     unplaced. A change that only makes the pass cheaper must leave these alone.
@@ -78,6 +85,7 @@
 #include "dovetail/common/quantity.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/scenario/from_manifests.h"
+#include "dovetail/scenario/pod_cache.h"
 #include "dovetail/scenario/scenario.h"
 #include "dovetail/scenario/solver_input.h"
 #include "dovetail/simulate/simulation.h"
@@ -594,37 +602,61 @@ void Report(benchmark::State& state, const Workload& w, const Allocations& total
   state.counters["bound_pods"] = static_cast<double>(w.bound);
 }
 
-void InputBench(benchmark::State& state, int n) {
-  absl::StatusOr<const Workload*> w = Get(n);
-  if (!w.ok()) return Fail(state, w.status());
-  const scenario::Scenario& s = (*w)->manifests->scenario();
-  const scenario::InputOptions options = ProvisioningOptions();
-  if (absl::Status checked = Check(**w, Question(s, options)); !checked.ok()) {
-    return Fail(state, checked);
+// With `cached`, the builds share a scenario::PodCache, as the provisioner's passes do; it is
+// filled once before the timed loop, and cache_MB reports what that first build allocated beyond a
+// build with the cache full (the conversions the cache keeps).
+struct Setup {
+  const Workload* workload = nullptr;
+  scenario::InputOptions options;
+  std::unique_ptr<scenario::PodCache> cache;
+  double cache_mb = 0;
+};
+
+absl::StatusOr<Setup> Prepare(int n, bool cached) {
+  Setup setup;
+  ASSIGN_OR_RETURN(setup.workload, Get(n));
+  const scenario::Scenario& s = setup.workload->manifests->scenario();
+  setup.options = ProvisioningOptions();
+  if (cached) {
+    setup.cache = std::make_unique<scenario::PodCache>();
+    setup.options.pods = setup.cache.get();
   }
+  const Allocations before_cold = Allocated();
+  RETURN_IF_ERROR(Check(*setup.workload, Question(s, setup.options)));
+  const Allocations cold = Allocated() - before_cold;
+  if (cached) {
+    const Allocations before_warm = Allocated();
+    RETURN_IF_ERROR(Check(*setup.workload, Question(s, setup.options)));
+    const Allocations warm = Allocated() - before_warm;
+    setup.cache_mb = static_cast<double>(cold.bytes - warm.bytes) / 1e6;
+  }
+  return setup;
+}
+
+void InputBench(benchmark::State& state, int n, bool cached) {
+  absl::StatusOr<Setup> setup = Prepare(n, cached);
+  if (!setup.ok()) return Fail(state, setup.status());
+  const scenario::Scenario& s = setup->workload->manifests->scenario();
   Allocations total;
   for (auto _ : state) {
     const Allocations before = Allocated();
-    scenario::SolverQuestion q = Question(s, options);
+    scenario::SolverQuestion q = Question(s, setup->options);
     total += Allocated() - before;
     benchmark::DoNotOptimize(q);
   }
-  Report(state, **w, total);
+  Report(state, *setup->workload, total);
+  if (cached) state.counters["cache_MB"] = setup->cache_mb;
 }
 
-void PassBench(benchmark::State& state, int n) {
-  absl::StatusOr<const Workload*> w = Get(n);
-  if (!w.ok()) return Fail(state, w.status());
-  const scenario::Scenario& s = (*w)->manifests->scenario();
-  const scenario::InputOptions options = ProvisioningOptions();
-  if (absl::Status checked = Check(**w, Question(s, options)); !checked.ok()) {
-    return Fail(state, checked);
-  }
+void PassBench(benchmark::State& state, int n, bool cached) {
+  absl::StatusOr<Setup> setup = Prepare(n, cached);
+  if (!setup.ok()) return Fail(state, setup.status());
+  const scenario::Scenario& s = setup->workload->manifests->scenario();
   Allocations total;
   size_t new_nodes = 0, on_existing = 0, unschedulable = 0;
   for (auto _ : state) {
     const Allocations before = Allocated();
-    scenario::SolverQuestion q = Question(s, options);
+    scenario::SolverQuestion q = Question(s, setup->options);
     absl::StatusOr<solver::Plan> plan = solver::Solve(q.input);
     total += Allocated() - before;
     if (!plan.ok()) return Fail(state, plan.status());
@@ -635,7 +667,8 @@ void PassBench(benchmark::State& state, int n) {
     }
     unschedulable = plan->unschedulable.size();
   }
-  Report(state, **w, total);
+  Report(state, *setup->workload, total);
+  if (cached) state.counters["cache_MB"] = setup->cache_mb;
   state.counters["new_nodes"] = static_cast<double>(new_nodes);
   state.counters["on_existing"] = static_cast<double>(on_existing);
   state.counters["unschedulable"] = static_cast<double>(unschedulable);
@@ -643,12 +676,15 @@ void PassBench(benchmark::State& state, int n) {
 
 void Register() {
   for (int n : {100, 1000}) {
-    benchmark::RegisterBenchmark(absl::StrCat("input/", n).c_str(), [n](benchmark::State& s) {
-      InputBench(s, n);
-    })->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(absl::StrCat("pass/", n).c_str(), [n](benchmark::State& s) {
-      PassBench(s, n);
-    })->Unit(benchmark::kMillisecond);
+    for (bool cached : {false, true}) {
+      const char* suffix = cached ? "_cached" : "";
+      benchmark::RegisterBenchmark(absl::StrCat("input", suffix, "/", n).c_str(),
+                                   [n, cached](benchmark::State& s) { InputBench(s, n, cached); })
+          ->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(absl::StrCat("pass", suffix, "/", n).c_str(),
+                                   [n, cached](benchmark::State& s) { PassBench(s, n, cached); })
+          ->Unit(benchmark::kMillisecond);
+    }
   }
 }
 

@@ -31,6 +31,10 @@
 #include "dovetail/state/cluster.h"
 #include "dovetail/state/cluster_informers.h"
 
+namespace dovetail::scenario {
+class PodCache;  // scenario/pod_cache.h
+}  // namespace dovetail::scenario
+
 namespace dovetail::controllers {
 
 // Everything here outlives every controller.
@@ -46,6 +50,9 @@ struct Dependencies {
   // Shared by every informer, so an undecodable object is logged once (kube/undecodable.h); null:
   // each informer logs on its own.
   kube::UndecodableReports* undecodable = nullptr;
+  // The solver's pods, converted once per pod version and shared by the controllers that build
+  // solver questions (provisioning, disruption); null: each keeps its own.
+  scenario::PodCache* pod_cache = nullptr;
 };
 
 class Controller {

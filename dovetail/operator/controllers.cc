@@ -36,9 +36,9 @@ std::vector<std::unique_ptr<controllers::Controller>> BuildControllers(
     if (shared.metrics == nullptr) return shared;
     metered_clouds.push_back(
         std::make_unique<cloudprovider::MeteredCloudProvider>(shared.cloud, *shared.metrics, name));
-    return controllers::Dependencies{shared.client,          shared.cluster,    shared.informers,
-                                     *metered_clouds.back(), shared.clock,      shared.events,
-                                     shared.metrics,         shared.undecodable};
+    return controllers::Dependencies{shared.client,          shared.cluster,     shared.informers,
+                                     *metered_clouds.back(), shared.clock,       shared.events,
+                                     shared.metrics,         shared.undecodable, shared.pod_cache};
   };
   const controllers::Dependencies& deps = shared;
   std::vector<std::unique_ptr<controllers::Controller>> out;

@@ -112,7 +112,7 @@ absl::StatusOr<std::unique_ptr<Operator>> Operator::Create(const Options& option
 
   op->deps_ = std::make_unique<controllers::Dependencies>(
       controllers::Dependencies{*op->client_, *op->cluster_, *op->informers_, *cloud, op->clock_,
-                                *op->events_, &op->metrics_, &op->undecodable_});
+                                *op->events_, &op->metrics_, &op->undecodable_, &op->pod_cache_});
   op->controllers_ = BuildControllers(*op->deps_, options, op->metered_clouds_);
   if (op->aws_ != nullptr) {
     // The interruption controller replaces interrupted nodes first through the disruption

@@ -35,6 +35,7 @@
 #include "dovetail/operator/aws.h"
 #include "dovetail/operator/health.h"
 #include "dovetail/operator/options.h"
+#include "dovetail/scenario/pod_cache.h"
 #include "dovetail/state/cluster.h"
 #include "dovetail/state/cluster_informers.h"
 
@@ -108,6 +109,7 @@ class Operator {
   std::unique_ptr<kube::EventRecorder> events_;
   std::unique_ptr<state::Cluster> cluster_;
   kube::UndecodableReports undecodable_;  // shared by every informer
+  scenario::PodCache pod_cache_;          // shared by provisioning and disruption
   std::unique_ptr<state::ClusterInformers> informers_;
   std::unique_ptr<AwsStack> aws_;  // --cloud-provider aws: the clients and the provider
   std::unique_ptr<cloudprovider::CloudProvider> cloud_;  // kwok

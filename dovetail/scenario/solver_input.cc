@@ -11,7 +11,6 @@
 #include "dovetail/common/status_macros.h"
 #include "dovetail/scenario/pod_filter.h"
 #include "dovetail/scenario/pool_template.h"
-#include "dovetail/state/pod_conversion.h"
 
 namespace dovetail::scenario {
 namespace {
@@ -88,9 +87,9 @@ void AddPools(const Scenario& scenario, bool require_ready, SolverQuestion& q) {
 }
 
 // Step 2: the pods to place: pending pods that are not ignored, then the pods of nodes going away.
-void AddPods(const Scenario& scenario, SolverQuestion& q) {
+void AddPods(const Scenario& scenario, PodCache* cache, SolverQuestion& q) {
   for (const state::PodPtr& info : scenario.pending_pods) {
-    auto owned = std::make_unique<core::Pod>(state::ToPod(*info));
+    SharedPod owned = ConvertPod(info, cache);
     if (info->has_dra_requirements) {
       q.ignored.push_back({.pod = std::move(owned), .message = std::string(kDraIgnoredMessage)});
       continue;
@@ -109,7 +108,7 @@ void AddPods(const Scenario& scenario, SolverQuestion& q) {
     if (pods == scenario.snapshot.pods_by_node.end()) continue;
     for (const state::PodPtr& info : pods->second) {
       if (!IsReschedulable(*info, scenario.now)) continue;
-      auto pod = std::make_unique<core::Pod>(state::ToPod(*info));
+      auto pod = std::make_shared<core::Pod>(*ConvertPod(info, cache));
       pod->spec.node_name.clear();  // to be placed again
       q.pods.push_back(std::move(pod));
       q.rescheduled.insert(q.pods.back().get());
@@ -162,13 +161,14 @@ void AddVolumeTopology(const Scenario& scenario, SolverQuestion& q) {
 
 SolverQuestion BuildSolverInput(const Scenario& scenario, const InputOptions& options) {
   SolverQuestion q;
-  q.existing = ToSolverNodes(scenario.snapshot);
+  q.existing = ToSolverNodes(scenario.snapshot, {.pods = options.pods});
   q.existing.AppendTo(q.input);
   AddPools(scenario, options.require_ready_node_pools, q);
-  AddPods(scenario, q);
+  AddPods(scenario, options.pods, q);
   AddDaemonSetsAndNamespaces(scenario, q);
   AddVolumeTopology(scenario, q);
   q.input.options = options.solver;
+  if (options.pods != nullptr) options.pods->Sweep();
   return q;
 }
 

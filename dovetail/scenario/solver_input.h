@@ -20,8 +20,12 @@
 // Volume topology (volume_topology.h) constrains the pods to place and the bound pods (which
 // disruption may move).
 //
-// Pure; thread-compatible. SolverQuestion owns everything its `input` points into; moving it keeps
-// the pointers valid (heap objects), copying it is not allowed.
+// Pods are converted from the compact PodInfo (state/pod_conversion.h) once per pod version when
+// the options name a PodCache (pod_cache.h), which the build sweeps at its end; else each build
+// converts every pod it reads.
+//
+// Pure but for the cache; thread-compatible. SolverQuestion holds everything its `input` points
+// into; moving it keeps the pointers valid (heap objects), copying it is not allowed.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +37,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "dovetail/apis/core/pod.h"
+#include "dovetail/scenario/pod_cache.h"
 #include "dovetail/scenario/scenario.h"
 #include "dovetail/scenario/solver_nodes.h"
 #include "dovetail/solver/solver.h"
@@ -44,6 +49,8 @@ struct InputOptions {
   bool require_ready_node_pools = false;
   // Copied into the input's options.
   solver::Options solver;
+  // Keeps the converted pods between builds; null converts every pod each build. Not owned.
+  PodCache* pods = nullptr;
 };
 
 // A NodePool the question leaves out, and why.
@@ -68,14 +75,14 @@ inline constexpr char kNoCompatibleInstanceTypesMessage[] =
 
 // A pending pod the question leaves out (pod_filter.h).
 struct IgnoredPod {
-  std::unique_ptr<apis::core::Pod> pod;
+  SharedPod pod;
   std::string message;  // the FailedScheduling note's reason, "" when `silent`
   bool silent = false;  // the pod opted out: no event
 };
 
 struct SolverQuestion {
   SolverNodes existing;
-  std::vector<std::unique_ptr<apis::core::Pod>> pods;         // to place, in `input.pods` order
+  std::vector<SharedPod> pods;                                // to place, in `input.pods` order
   std::vector<std::unique_ptr<apis::core::Pod>> daemon_pods;  // in `input.daemon_sets` order
   solver::Input input;
   std::vector<SkippedNodePool> skipped;

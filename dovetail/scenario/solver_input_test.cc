@@ -170,6 +170,40 @@ TEST_F(SolverInputTest, IgnoredPodsAreReturnedAndTheRestSortedWithThePodsOfNodes
   EXPECT_EQ(ignored, (std::vector<std::string>{"dra", "hostname", "opted-out"}));
 }
 
+TEST_F(SolverInputTest, ACacheConvertsEachPodVersionOnceAcrossBuilds) {
+  AddPool(Pool("default"));
+  cluster_.UpdateNode(objects_.Node(NodeJson("n1", "kwok://n1", "4", "16Gi", {})));
+  cluster_.UpdatePod(objects_.Pod(PodJson("default", "bound", "n1", "1")));
+  scenario_.pending_pods.push_back(objects_.Pod(PendingPod("pending")));
+  PodCache cache;
+
+  SolverQuestion first = Build({.pods = &cache});
+  ASSERT_EQ(first.input.bound_pods.size(), 1u);
+  ASSERT_EQ(first.input.pods.size(), 1u);
+  EXPECT_EQ(cache.size(), 2u);
+  SolverQuestion second = Build({.pods = &cache});
+  EXPECT_EQ(second.input.bound_pods[0], first.input.bound_pods[0]);
+  EXPECT_EQ(second.input.pods[0], first.input.pods[0]);
+
+  // A new version of the bound pod (a new PodInfo) is converted again; the old one is swept at
+  // the end of the build that no longer reads it, while `first` still holds its own.
+  nlohmann::json relabelled = PodJson("default", "bound", "n1", "1");
+  relabelled["metadata"]["labels"]["tier"] = "gold";
+  cluster_.UpdatePod(objects_.Pod(relabelled));
+  SolverQuestion third = Build({.pods = &cache});
+  ASSERT_EQ(third.input.bound_pods.size(), 1u);
+  EXPECT_NE(third.input.bound_pods[0], first.input.bound_pods[0]);
+  EXPECT_EQ(third.input.bound_pods[0]->metadata.labels.at("tier"), "gold");
+  EXPECT_EQ(first.input.bound_pods[0]->metadata.labels.count("tier"), 0u);
+  EXPECT_EQ(third.input.pods[0], first.input.pods[0]);
+  EXPECT_EQ(cache.size(), 2u);
+
+  // Without a cache every build converts: same content, new objects.
+  SolverQuestion uncached = Build();
+  EXPECT_NE(uncached.input.pods[0], third.input.pods[0]);
+  EXPECT_EQ(uncached.input.pods[0]->metadata.name, "pending");
+}
+
 TEST_F(SolverInputTest, DaemonSetsBecomeTheirPodsInNameOrderExceptDraOnes) {
   AddPool(Pool("default"));
   auto daemon_set = [](const std::string& ns, const std::string& name) {

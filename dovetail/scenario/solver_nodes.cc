@@ -2,8 +2,6 @@
 
 #include <utility>
 
-#include "dovetail/state/pod_conversion.h"
-
 namespace dovetail::scenario {
 
 namespace core = apis::core;
@@ -35,7 +33,7 @@ SolverNodes ToSolverNodes(const state::Snapshot& snapshot, const SolverNodesOpti
     auto pods = snapshot.pods_by_node.find(out.nodes.back().name);
     if (pods == snapshot.pods_by_node.end()) continue;
     for (const state::PodPtr& info : pods->second) {
-      out.pods.push_back(std::make_unique<core::Pod>(state::ToPod(*info)));
+      out.pods.push_back(ConvertPod(info, options.pods));
     }
   }
   return out;

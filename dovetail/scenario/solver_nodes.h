@@ -7,8 +7,9 @@
 // in the solver's view: the kube-scheduler's NodeUnschedulable filter is exactly that taint, so
 // only pods that tolerate it may be placed there.
 //
-// SolverNodes owns the pods the solver input points into and must outlive it. Pure functions;
-// thread-compatible values.
+// SolverNodes holds the pods the solver input points into and must outlive it. The pods are
+// converted once per pod version when a PodCache is given (pod_cache.h), else each time. Pure
+// functions (but for the cache); thread-compatible values.
 #pragma once
 
 #include <memory>
@@ -17,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "dovetail/apis/core/pod.h"
+#include "dovetail/scenario/pod_cache.h"
 #include "dovetail/solver/solver.h"
 #include "dovetail/state/snapshot.h"
 #include "dovetail/state/state_node.h"
@@ -29,12 +31,14 @@ struct SolverNodesOptions {
   // Also convert StateNodes that are marked for deletion or deleting (disruption simulations);
   // provisioning leaves them out, their pods being rescheduled elsewhere.
   bool include_inactive = false;
+  // Where the bound pods' conversions are kept between calls; null converts each pod.
+  PodCache* pods = nullptr;
 };
 
-// The solver's view of a snapshot. Owns the converted pods.
+// The solver's view of a snapshot. Holds the converted pods.
 struct SolverNodes {
   std::vector<solver::ExistingNode> nodes;
-  std::vector<std::unique_ptr<apis::core::Pod>> pods;  // bound to `nodes`
+  std::vector<SharedPod> pods;  // bound to `nodes`
 
   // Appends `nodes` and pointers to `pods` to the input, which then points into this object.
   void AppendTo(solver::Input& input) const;

@@ -45,6 +45,7 @@
 #include "dovetail/apis/v1/nodepool.h"
 #include "dovetail/cloudprovider/instance_type.h"
 #include "dovetail/common/clock.h"
+#include "dovetail/scenario/pod_cache.h"
 #include "dovetail/scenario/scenario.h"
 #include "dovetail/solver/solver.h"
 #include "dovetail/state/snapshot.h"
@@ -210,9 +211,11 @@ class Simulator {
     // Pods the plan puts on an existing node that is not initialized (consolidation refuses).
     bool uses_uninitialized_nodes = false;
   };
-  // Errors: InvalidArgument for a view the solver cannot take (bad pod affinity JSON, ...).
+  // `pods`, when not null, keeps the solver's pod conversions between simulators (one per pass:
+  // scenario/pod_cache.h). Errors: InvalidArgument for a view the solver cannot take.
   static absl::StatusOr<std::unique_ptr<Simulator>> Create(const ClusterView& view,
-                                                           const Options& options);
+                                                           const Options& options,
+                                                           scenario::PodCache* pods = nullptr);
   virtual ~Simulator() = default;
   // Removes the candidates' nodes and places their reschedulable pods plus the pending pods and
   // the pods of deleting nodes.

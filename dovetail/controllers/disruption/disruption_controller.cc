@@ -75,7 +75,7 @@ class MeteredSimulator : public Simulator {
 absl::StatusOr<std::unique_ptr<Simulator>> DisruptionController::CreateSimulator(
     const ClusterView& view) {
   ASSIGN_OR_RETURN(std::unique_ptr<Simulator> simulator,
-                   Simulator::Create(view, options_.decisions));
+                   Simulator::Create(view, options_.decisions, pods_));
   return std::make_unique<MeteredSimulator>(std::move(simulator), scheduler_metrics_, deps_.clock);
 }
 
@@ -88,7 +88,8 @@ DisruptionController::DisruptionController(const Dependencies& deps, ControllerO
       pdbs_(deps.informers.pdbs()),
       daemon_sets_(deps.informers.daemon_sets()),
       namespaces_(deps.informers.namespaces()),
-      scheduler_metrics_(deps.metrics, "disruption", deps.clock) {
+      scheduler_metrics_(deps.metrics, "disruption", deps.clock),
+      pods_(deps.pod_cache != nullptr ? deps.pod_cache : &own_pods_) {
   // Wake the loop early when a NodeClaim may have become a candidate (or stopped being one).
   std::shared_ptr<std::atomic<bool>> poked = poked_;
   registrations_.push_back(deps_.informers.node_claims().AddHandler({

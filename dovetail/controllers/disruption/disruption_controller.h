@@ -245,6 +245,10 @@ class DisruptionController : public Controller, public Replacer {
   metrics::Histogram* score_metric_ = nullptr;
   metrics::Gauge* allowed_disruptions_metric_ = nullptr;
   launch::SchedulerMetrics scheduler_metrics_;
+  // The solver's pods, converted once per pod version across passes (scenario/pod_cache.h):
+  // deps.pod_cache, else own_pods_.
+  scenario::PodCache own_pods_;
+  scenario::PodCache* pods_ = nullptr;
 
   absl::Mutex pass_mu_;
   launch::DecisionIds decision_ids_{launch::DecisionStream::kDisruption};

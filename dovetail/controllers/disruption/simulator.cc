@@ -15,7 +15,6 @@
 #include "dovetail/controllers/disruption/disruption.h"
 #include "dovetail/scenario/solver_input.h"
 #include "dovetail/solver/session.h"
-#include "dovetail/state/pod_conversion.h"
 
 namespace dovetail::controllers::disruption {
 namespace {
@@ -29,12 +28,14 @@ std::string PodKey(const core::Pod& pod) {
 
 class SolveSimulator final : public Simulator {
  public:
-  absl::Status Init(const ClusterView& view, const Options& options) {
+  absl::Status Init(const ClusterView& view, const Options& options, scenario::PodCache* pods) {
+    pods_ = pods;
     question_ = scenario::BuildSolverInput(
         view, {.solver = {.respect_preferences = options.respect_preferences,
                           .min_values_strict = options.min_values_strict,
                           .improve = false,
-                          .lower_bound = false}});
+                          .lower_bound = false},
+               .pods = pods});
     const solver::Input& base = question_.input;
     for (size_t i = 0; i < base.nodes.size(); ++i) node_index_[base.nodes[i].name] = i;
     for (const auto& pod : question_.existing.pods) bound_by_key_[PodKey(*pod)] = pod.get();
@@ -45,7 +46,7 @@ class SolveSimulator final : public Simulator {
   absl::StatusOr<Result> Simulate(std::span<const Candidate> candidates) const override {
     std::vector<size_t> removed;
     std::vector<const core::Pod*> moved;
-    std::vector<std::unique_ptr<core::Pod>> converted;  // pods the base input does not hold
+    std::vector<scenario::SharedPod> converted;  // pods the base input does not hold
     for (const Candidate& c : candidates) {
       auto it = node_index_.find(c.name);
       if (it != node_index_.end()) removed.push_back(it->second);
@@ -55,7 +56,7 @@ class SolveSimulator final : public Simulator {
           moved.push_back(pod->second);
           continue;
         }
-        converted.push_back(std::make_unique<core::Pod>(state::ToPod(*info)));
+        converted.push_back(scenario::ConvertPod(info, pods_));
         moved.push_back(converted.back().get());
       }
     }
@@ -95,7 +96,8 @@ class SolveSimulator final : public Simulator {
     return session_->Simulate(removed, moved);
   }
 
-  // Owns what the session's input points into (its input moved into the session).
+  scenario::PodCache* pods_ = nullptr;  // not owned; may be null
+  // Holds what the session's input points into (its input moved into the session).
   scenario::SolverQuestion question_;
   std::unique_ptr<solver::Session> session_;
   absl::flat_hash_map<std::string, size_t> node_index_;
@@ -105,9 +107,10 @@ class SolveSimulator final : public Simulator {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(const ClusterView& view,
-                                                             const Options& options) {
+                                                             const Options& options,
+                                                             scenario::PodCache* pods) {
   auto simulator = std::make_unique<SolveSimulator>();
-  RETURN_IF_ERROR(simulator->Init(view, options));
+  RETURN_IF_ERROR(simulator->Init(view, options, pods));
   return simulator;
 }
 

@@ -92,7 +92,8 @@ Provisioner::Provisioner(const Dependencies& deps, Options options)
       node_pools_(deps.informers.node_pools()),
       daemon_sets_(deps.informers.daemon_sets()),
       namespaces_(deps.informers.namespaces()),
-      scheduler_metrics_(deps.metrics, "provisioner", deps.clock) {
+      scheduler_metrics_(deps.metrics, "provisioner", deps.clock),
+      pods_(deps.pod_cache != nullptr ? deps.pod_cache : &own_pods_) {
   using PodPtr = std::shared_ptr<const kube::PodInfo>;
   std::shared_ptr<Batcher> batcher = batcher_;
   registrations_.push_back(deps_.informers.pods().AddHandler({
@@ -315,9 +316,11 @@ absl::StatusOr<PassResult> Provisioner::RunOnceLocked() {
 
   // 2-3. The scenario (nodes first, then pending pods: cluster.h) and its solver input.
   ASSIGN_OR_RETURN(const scenario::Scenario scenario, ReadScenario());
-  scenario::SolverQuestion question = scenario::BuildSolverInput(scenario, InputOptions());
+  scenario::InputOptions input_options = InputOptions();
+  input_options.pods = pods_;  // converted once per pod version, across passes
+  scenario::SolverQuestion question = scenario::BuildSolverInput(scenario, input_options);
   const state::Snapshot& snapshot = scenario.snapshot;
-  const std::vector<std::unique_ptr<core::Pod>>& pending = question.pods;
+  const std::vector<scenario::SharedPod>& pending = question.pods;
   ReportPods(question);
   ++pass_number_;
   if (pending.empty()) {
@@ -391,9 +394,9 @@ void Provisioner::ReportPods(const scenario::SolverQuestion& question) {
   stats_.pods_reschedulable += static_cast<int64_t>(question.rescheduled.size());
 }
 
-absl::StatusOr<solver::Plan> Provisioner::SolvePass(
-    const solver::Input& input, const std::vector<std::unique_ptr<core::Pod>>& pending,
-    const std::string& decision) {
+absl::StatusOr<solver::Plan> Provisioner::SolvePass(const solver::Input& input,
+                                                    const std::vector<scenario::SharedPod>& pending,
+                                                    const std::string& decision) {
   const absl::Time solve_start = deps_.clock.Now();
   scheduler_metrics_.SolveStarted(decision, pending.size());
   absl::StatusOr<solver::Plan> solved = solver::Solve(input);

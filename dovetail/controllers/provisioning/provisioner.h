@@ -157,9 +157,9 @@ class Provisioner : public Controller {
   absl::flat_hash_map<std::string, launch::OnDemandBase> ReportNodePools(
       const scenario::Scenario& scenario, const scenario::SolverQuestion& question);
   // 6. solver::Solve, with the scheduler's metrics around it.
-  absl::StatusOr<solver::Plan> SolvePass(
-      const solver::Input& input, const std::vector<std::unique_ptr<apis::core::Pod>>& pending,
-      const std::string& decision);
+  absl::StatusOr<solver::Plan> SolvePass(const solver::Input& input,
+                                         const std::vector<scenario::SharedPod>& pending,
+                                         const std::string& decision);
   // The on-demand base (on_demand_base.h): the first new NodeClaims of a pool below its base are
   // narrowed to on-demand; the counts include in-flight NodeClaims (created into state at once).
   void NarrowToOnDemandBase(
@@ -224,6 +224,10 @@ class Provisioner : public Controller {
   launch::SchedulerMetrics scheduler_metrics_;
 
   absl::Mutex pass_mu_;  // serialises passes
+  // The solver's pods, converted once per pod version (scenario/pod_cache.h): deps.pod_cache,
+  // else own_pods_.
+  scenario::PodCache own_pods_;
+  scenario::PodCache* pods_ = nullptr;
   launch::DecisionIds decision_ids_{launch::DecisionStream::kProvisioning};
   struct EventDecisionEntry {
     std::string key;  // reason + "\n" + note
