@@ -42,7 +42,9 @@ TEST(ToPodTest, KeepsEffectiveRequestsTolerationsOwnersAndSpread) {
   EXPECT_EQ(Milli(requests, "cpu"), 2050);  // the init container's peak, plus overhead
   EXPECT_EQ(Milli(requests, "memory"), 64ll * 1024 * 1024 * 1000);
   EXPECT_EQ(Milli(requests, "pods"), 1000);
-  EXPECT_TRUE(core::IsOwnedByDaemonSet(*pod));
+  ASSERT_EQ(pod->metadata.owner_references.size(), 1u);
+  EXPECT_EQ(pod->metadata.owner_references[0].kind, "DaemonSet");
+  EXPECT_EQ(pod->metadata.owner_references[0].api_version, "apps/v1");
   ASSERT_EQ(pod->spec.tolerations.size(), 2u);
   EXPECT_EQ(pod->spec.tolerations[0].op, core::TolerationOperator::kExists);
   EXPECT_FALSE(pod->spec.tolerations[0].effect.has_value());
