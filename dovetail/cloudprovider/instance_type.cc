@@ -75,7 +75,7 @@ bool Offerings::HasCompatible(const scheduling::Requirements& requirements) cons
 const Offering* Offerings::Cheapest() const {
   const Offering* best = nullptr;
   for (const Offering& o : offerings_) {
-    if (best == nullptr || o.price < best->price) best = &o;
+    if (best == nullptr || o.EffectivePrice() < best->EffectivePrice()) best = &o;
   }
   return best;
 }
@@ -83,7 +83,7 @@ const Offering* Offerings::Cheapest() const {
 const Offering* Offerings::MostExpensive() const {
   const Offering* best = nullptr;
   for (const Offering& o : offerings_) {
-    if (best == nullptr || o.price > best->price) best = &o;
+    if (best == nullptr || o.EffectivePrice() > best->EffectivePrice()) best = &o;
   }
   return best;
 }
@@ -92,7 +92,7 @@ const Offering* Offerings::CheapestAvailableCompatible(
     const scheduling::Requirements& requirements) const {
   const Offering* best = nullptr;
   for (const Offering& o : offerings_) {
-    if (!o.available || (best != nullptr && o.price >= best->price)) continue;
+    if (!o.available || (best != nullptr && o.EffectivePrice() >= best->EffectivePrice())) continue;
     if (RequirementsIntersect(o.requirements, requirements)) best = &o;
   }
   return best;

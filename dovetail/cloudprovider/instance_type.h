@@ -43,9 +43,17 @@ struct Offering {
   std::string zone;
   // USD per hour. Meaningless when !available and the provider knows no price (then 0).
   double price = 0.0;
+  // USD per hour a node of this offering adds to `price` whatever runs on it: its volumes, a
+  // public IPv4 address (aws_node_price.h). 0 when the provider prices nothing beyond the
+  // instance (kwok).
+  double node_price = 0.0;
   bool available = false;
   // Instances left in a capacity reservation (reserved offerings only).
   std::optional<int64_t> reservation_capacity;
+
+  // What a node of this offering costs per hour: price + node_price. Plans and consolidation
+  // minimise it (docs/scheduling.md, "Effective price").
+  double EffectivePrice() const { return price + node_price; }
 };
 
 // An ordered list of offerings with the queries the scheduler and disruption need. Filtering
@@ -69,10 +77,11 @@ class Offerings {
   // well-known labels".
   Offerings Compatible(const scheduling::Requirements& requirements) const;
   bool HasCompatible(const scheduling::Requirements& requirements) const;
-  // Lowest / highest price; nullptr when empty. Ties go to the earlier offering.
+  // Lowest / highest effective price; nullptr when empty. Ties go to the earlier offering.
   const Offering* Cheapest() const;
   const Offering* MostExpensive() const;
-  // The cheapest offering that is available and compatible with `requirements`; nullptr if none.
+  // The available offering compatible with `requirements` of the lowest effective price; nullptr
+  // if none.
   const Offering* CheapestAvailableCompatible(const scheduling::Requirements& requirements) const;
 
  private:
@@ -114,7 +123,8 @@ class InstanceType {
   // True when the type's requirements intersect `requirements` and at least one available
   // offering does too: "could a NodeClaim with these requirements be this type".
   bool Compatible(const scheduling::Requirements& requirements) const;
-  // The cheapest available offering compatible with `requirements`; nullptr if none.
+  // The available offering compatible with `requirements` of the lowest effective price; nullptr
+  // if none.
   const Offering* CheapestOffering(const scheduling::Requirements& requirements) const {
     return offerings_.CheapestAvailableCompatible(requirements);
   }

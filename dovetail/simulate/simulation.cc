@@ -189,6 +189,7 @@ nlohmann::json ToJson(const Result& r) {
     j["capacityType"] = c.capacity_type;
     j["zone"] = c.zone;
     j["pricePerHour"] = Round6(c.price);
+    j["effectivePricePerHour"] = Round6(c.effective_price);
     j["instanceTypeOptions"] = nlohmann::json::array();
     for (const auto& it : c.instance_types) j["instanceTypeOptions"].push_back(it->name());
     j["labels"] = nlohmann::json::object();
@@ -227,6 +228,7 @@ nlohmann::json ToJson(const Result& r) {
     out["unschedulable"].push_back({{"pod", PodName(u.pod)}, {"reason", u.reason}});
   }
   out["totalPricePerHour"] = Round6(r.plan.total_price);
+  out["totalEffectivePricePerHour"] = Round6(r.plan.total_effective_price);
   if (r.plan.lower_bound) {
     out["lowerBoundPricePerHour"] = Round6(*r.plan.lower_bound);
   } else {
@@ -273,10 +275,16 @@ std::string ToTable(const Result& r) {
                         static_cast<int>(r.plan.unschedulable.size()));
   absl::StrAppendFormat(&out, "cost: $%.4f/hour ($%.2f/month)", r.plan.total_price,
                         r.plan.total_price * 730);
+  // The nodes' own costs (volumes, public IPv4) where the catalog prices them.
+  if (r.plan.total_effective_price > r.plan.total_price + 5e-5) {
+    absl::StrAppendFormat(&out, ", effective $%.4f/hour ($%.2f/month)",
+                          r.plan.total_effective_price, r.plan.total_effective_price * 730);
+  }
   if (r.plan.lower_bound) {
     absl::StrAppendFormat(&out, ", lower bound $%.4f/hour", *r.plan.lower_bound);
     if (*r.plan.lower_bound > 0) {
-      absl::StrAppendFormat(&out, " (plan/bound %.3f)", r.plan.total_price / *r.plan.lower_bound);
+      absl::StrAppendFormat(&out, " (plan/bound %.3f)",
+                            r.plan.total_effective_price / *r.plan.lower_bound);
     }
   }
   absl::StrAppendFormat(&out, ", solved in %.1f ms", r.solve_seconds * 1000);

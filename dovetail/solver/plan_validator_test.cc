@@ -61,7 +61,10 @@ class PlanValidatorTest : public ::testing::Test {
     c.zone = zone;
     c.capacity_type = ct;
     for (const auto& o : type->offerings()) {
-      if (o.zone == zone && o.capacity_type == ct) c.price = o.price;
+      if (o.zone == zone && o.capacity_type == ct) {
+        c.price = o.price;
+        c.effective_price = o.EffectivePrice();
+      }
     }
     c.labels = type->requirements().SingleValuedLabels();
     c.labels[std::string(kZone)] = zone;
@@ -87,7 +90,11 @@ class PlanValidatorTest : public ::testing::Test {
   }
   void Finish() {
     plan_.total_price = 0;
-    for (const auto& c : plan_.node_claims) plan_.total_price += c.price;
+    plan_.total_effective_price = 0;
+    for (const auto& c : plan_.node_claims) {
+      plan_.total_price += c.price;
+      plan_.total_effective_price += c.effective_price;
+    }
   }
   std::vector<Violation> Validate() {
     Finish();
@@ -207,6 +214,32 @@ TEST_F(PlanValidatorTest, CatchesPriceThatIsNotTheCheapestAdmissibleOffering) {
   loose.Add(scheduling::Requirement::In(std::string(kZone), {"zone-a"}));
   c.requirements = loose;
   plan_.node_claims.push_back(c);
+  EXPECT_VIOLATION(ViolationKind::kOffering);
+}
+
+TEST_F(PlanValidatorTest, ChecksEffectivePricesAndTheCheapestByThem) {
+  // "cheap" is cheaper by its offering price but dearer by its effective price.
+  s_.input.pools.push_back(Pool("default", {MakeType({.name = "cheap",
+                                                      .cpu = 4,
+                                                      .mem_gi = 8,
+                                                      .price = 0.10,
+                                                      .spot_factor = 0,
+                                                      .node_price = 0.05}),
+                                            MakeType({.name = "lean",
+                                                      .cpu = 4,
+                                                      .mem_gi = 8,
+                                                      .price = 0.12,
+                                                      .spot_factor = 0,
+                                                      .node_price = 0.01})}));
+  auto pods = s_.AddPods(1, "web", "1", "1Gi");
+  plan_.node_claims.push_back(Claim("default", "lean", "zone-a", "on-demand", {pods[0]}));
+  EXPECT_DOUBLE_EQ(plan_.node_claims[0].effective_price, 0.13);
+  EXPECT_VALID();
+  plan_.node_claims[0].effective_price = 0.12;
+  EXPECT_VIOLATION(ViolationKind::kPrice);
+  // Priced with "cheap" while "lean", also an option, is cheaper by its effective price.
+  plan_.node_claims[0] = Claim("default", "cheap", "zone-a", "on-demand", {pods[0]});
+  SetTypes(plan_.node_claims[0], {"cheap", "lean"}, s_.input.pools[0].instance_types);
   EXPECT_VIOLATION(ViolationKind::kOffering);
 }
 

@@ -36,7 +36,7 @@ double RepackPotential(const Input& input, const Plan& plan) {
         if (!o.available) continue;
         for (const auto& [name, q] : it->Allocatable()) {
           if (q.MilliValue() <= 0) continue;
-          const double rate = o.price / static_cast<double>(q.MilliValue());
+          const double rate = o.EffectivePrice() / static_cast<double>(q.MilliValue());
           auto [r, inserted] =
               min_rate.emplace(key(pool.name, o.zone, o.capacity_type, name), rate);
           if (!inserted) r->second = std::min(r->second, rate);
@@ -54,7 +54,8 @@ double RepackPotential(const Input& input, const Plan& plan) {
       auto own = alloc.find(name);
       if (best == min_rate.end() || own == alloc.end() || own->second.MilliValue() <= 0) continue;
       const double amount = static_cast<double>(q.MilliValue());
-      at_type = std::max(at_type, amount * c.price / static_cast<double>(own->second.MilliValue()));
+      at_type = std::max(
+          at_type, amount * c.effective_price / static_cast<double>(own->second.MilliValue()));
       at_best = std::max(at_best, amount * best->second);
     }
     potential += std::max(0.0, at_type - at_best);
@@ -90,7 +91,7 @@ std::vector<const cloudprovider::InstanceType*> CapCandidates(
     for (const auto& it : pool.instance_types) by_name[it->name()] = it.get();
   }
   absl::flat_hash_map<std::string, double> spend;
-  for (const auto& c : plan.node_claims) spend[c.instance_type] += c.price;
+  for (const auto& c : plan.node_claims) spend[c.instance_type] += c.effective_price;
   std::vector<std::pair<double, std::string>> ranked;
   for (const auto& [name, money] : spend) ranked.emplace_back(money, name);
   std::sort(ranked.rbegin(), ranked.rend());
@@ -106,8 +107,8 @@ std::vector<const cloudprovider::InstanceType*> CapCandidates(
     const Offering* o = nullptr;
     double price = std::numeric_limits<double>::infinity();
     for (const auto& off : it->offerings()) {
-      if (off.available && off.price < price) {
-        price = off.price;
+      if (off.available && off.EffectivePrice() < price) {
+        price = off.EffectivePrice();
         o = &off;
       }
     }
@@ -137,7 +138,7 @@ std::vector<const cloudprovider::InstanceType*> CapCandidates(
     for (const auto& it : pool.instance_types) {
       double price = std::numeric_limits<double>::infinity();
       for (const auto& off : it->offerings()) {
-        if (off.available) price = std::min(price, off.price);
+        if (off.available) price = std::min(price, off.EffectivePrice());
       }
       const auto [cpu, mem] = CpuMemory(*it);
       if (!std::isfinite(price) || cpu < max_cpu || mem < max_mem) continue;
@@ -193,13 +194,14 @@ absl::StatusOr<Plan> Solve(const Input& input) {
   // the cheapest types of the first plan have, and keep the cheapest plan that places as many
   // pods. Re-packing costs several packings; skip it when it could save less than 1 %.
   if (input.options.improve && plan->node_claims.size() >= 2 &&
-      RepackPotential(input, *plan) > 0.01 * plan->total_price) {
+      RepackPotential(input, *plan) > 0.01 * plan->total_effective_price) {
     for (const auto* cap : CapCandidates(input, *plan, pod_requests)) {
       if (!Excludes(*cap, *plan)) continue;
       internal::SolverImpl capped(input, input.pods, pod_requests, cap);
       absl::StatusOr<Plan> alt = capped.Run();
       if (!alt.ok()) continue;
-      if (PlacesAllOf(*alt, *plan) && alt->total_price < plan->total_price - 1e-9) {
+      if (PlacesAllOf(*alt, *plan) &&
+          alt->total_effective_price < plan->total_effective_price - 1e-9) {
         plan = std::move(alt);
       }
     }

@@ -105,11 +105,14 @@ struct NewNodeClaim {
   // Final requirements: pool ∩ pods ∩ topology, plus instance-type and capacity-type In lists.
   scheduling::Requirements requirements;
   std::vector<InstanceTypePtr> instance_types;  // launchable options, cheapest first
-  // The offering the plan is priced with: the cheapest available compatible one.
+  // The offering the plan is priced with: the available compatible one of the lowest effective
+  // price (cloudprovider::Offering::EffectivePrice). `price` is its offering price,
+  // `effective_price` that plus what the node itself costs (Offering::node_price).
   std::string instance_type;
   std::string zone;
   std::string capacity_type;
   double price = 0;
+  double effective_price = 0;
   ResourceList requests;  // pods' requests plus DaemonSet overhead
   StringMap labels;       // resolved node labels
   std::vector<apis::core::Taint> taints;
@@ -132,9 +135,11 @@ struct Plan {
   std::vector<NewNodeClaim> node_claims;
   std::vector<ExistingPlacement> existing;  // only nodes that receive pods, in input order
   std::vector<Unschedulable> unschedulable;
-  double total_price = 0;             // sum of node_claims' prices, per hour
-  std::optional<double> lower_bound;  // LP bound on the cost of any plan for these pods
-  std::string lower_bound_error;      // why there is no bound, when there is none
+  double total_price = 0;            // sum of node_claims' prices, per hour
+  double total_effective_price = 0;  // sum of node_claims' effective prices: what plans minimise
+  // LP bound on the effective cost of any plan for these pods.
+  std::optional<double> lower_bound;
+  std::string lower_bound_error;  // why there is no bound, when there is none
 };
 
 // Errors: InvalidArgument for inconsistent input (null pods, duplicate pool names); never for pods

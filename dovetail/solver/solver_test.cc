@@ -68,6 +68,51 @@ class SolverTest : public ::testing::Test {
   std::vector<std::unique_ptr<Pod>> pods_;
 };
 
+// docs/scheduling.md, "Effective price": what the node itself costs (its root volume and public
+// IPv4 address) is paid once per NodeClaim, so it can make one larger node cheaper than two small
+// ones that are cheaper by their offering prices alone.
+TEST_F(SolverTest, TheNodePriceIsPaidPerNodeClaim) {
+  auto solve_with = [this](double node_price) {
+    // c7i.large- and c7i.xlarge-like allocatable (one 1-vCPU 2-GiB pod fills the small one).
+    in_.pools = {Pool("default", {MakeType({.name = "large",
+                                            .cpu = 2,
+                                            .mem_gi = 4,
+                                            .price = 0.089,
+                                            .zones = {"zone-a"},
+                                            .spot_factor = 0,
+                                            .reserved_milli_cpu = 70,
+                                            .reserved_memory_mi = 900,
+                                            .node_price = node_price}),
+                                  MakeType({.name = "xlarge",
+                                            .cpu = 4,
+                                            .mem_gi = 8,
+                                            .price = 0.1785,
+                                            .zones = {"zone-a"},
+                                            .spot_factor = 0,
+                                            .reserved_milli_cpu = 80,
+                                            .reserved_memory_mi = 1500,
+                                            .node_price = node_price})})};
+    return MustSolve();
+  };
+  AddPods(2, "1", "2Gi");
+
+  const Plan bare = solve_with(0);
+  ASSERT_EQ(bare.node_claims.size(), 2u);
+  EXPECT_EQ(bare.node_claims[0].instance_type, "large");
+  EXPECT_NEAR(bare.total_price, 0.178, 1e-9);
+  EXPECT_NEAR(bare.total_effective_price, 0.178, 1e-9);
+
+  const double node = 20 * 0.08 / 730 + 0.005;  // 20 GiB gp3 and a public IPv4 address
+  const Plan priced = solve_with(node);
+  ASSERT_EQ(priced.node_claims.size(), 1u);
+  const NewNodeClaim& claim = priced.node_claims[0];
+  EXPECT_EQ(claim.instance_type, "xlarge");
+  EXPECT_NEAR(claim.price, 0.1785, 1e-9);
+  EXPECT_NEAR(claim.effective_price, 0.1785 + node, 1e-9);
+  EXPECT_NEAR(priced.total_price, 0.1785, 1e-9);
+  EXPECT_NEAR(priced.total_effective_price, 0.1785 + node, 1e-9);
+}
+
 TEST_F(SolverTest, EmptyInputGivesEmptyPlan) {
   Plan plan = MustSolve();
   EXPECT_TRUE(plan.node_claims.empty());

@@ -41,6 +41,7 @@ struct TypeSpec {
   int64_t reserved_milli_cpu = 0;                         // kube-reserved: allocatable < capacity
   int64_t reserved_memory_mi = 0;                         // kube-reserved memory, MiB
   std::vector<std::pair<std::string, int64_t>> extended;  // e.g. {"example.com/gpu", 1}
+  double node_price = 0;                                  // every offering's Offering::node_price
 };
 
 inline InstanceTypePtr MakeType(const TypeSpec& s) {
@@ -61,6 +62,7 @@ inline InstanceTypePtr MakeType(const TypeSpec& s) {
           Offering::Make("spot", z, "", s.price * s.spot_factor, !unavailable("spot", z)));
     }
   }
+  for (Offering& o : offerings) o.node_price = s.node_price;
   scheduling::Requirements reqs;
   reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelInstanceType), {s.name}));
   reqs.Add(scheduling::Requirement::In(std::string(v1::kLabelArch), {s.arch}));

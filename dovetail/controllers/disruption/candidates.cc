@@ -69,7 +69,7 @@ std::optional<double> NodePrice(const cloudprovider::InstanceType& type, std::st
   std::optional<double> price;
   for (const cloudprovider::Offering& o : type.offerings()) {
     if (o.zone != zone || o.capacity_type != capacity_type) continue;
-    if (!price.has_value() || o.price < *price) price = o.price;
+    if (!price.has_value() || o.EffectivePrice() < *price) price = o.EffectivePrice();
   }
   return price;
 }

@@ -132,7 +132,9 @@ struct Candidate {
   std::string instance_type;
   std::string zone;
   std::string capacity_type;
-  double price = 0;  // the offering's price for the node's zone and capacity type
+  // The effective price (cloudprovider::Offering::EffectivePrice) of the offering for the node's
+  // zone and capacity type: what consolidation saves by removing it.
+  double price = 0;
   // Upstream's DisruptionCost, Σ evictionCost(pod) × lifetime remaining, and its
   // RescheduleDisruptionCost, 1 + Σ max(0, evictionCost) over the reschedulable pods.
   double disruption_cost = 0;

@@ -65,7 +65,7 @@ std::optional<double> WorstLaunchPrice(const cloudprovider::InstanceType& type,
   std::optional<double> worst;
   for (const cloudprovider::Offering& o : offerings) {
     if (!used.empty() && o.capacity_type != used) continue;
-    if (!worst.has_value() || o.price > *worst) worst = o.price;
+    if (!worst.has_value() || o.EffectivePrice() > *worst) worst = o.EffectivePrice();
   }
   return worst;
 }
@@ -92,7 +92,7 @@ void SetReplacementTypes(solver::NewNodeClaim& replacement, std::vector<Instance
   std::vector<std::pair<double, InstanceTypePtr>> priced;
   for (InstanceTypePtr& type : types) {
     const cloudprovider::Offering* o = type->CheapestOffering(replacement.requirements);
-    if (o != nullptr) priced.emplace_back(o->price, std::move(type));
+    if (o != nullptr) priced.emplace_back(o->EffectivePrice(), std::move(type));
   }
   std::stable_sort(priced.begin(), priced.end(), [](const auto& a, const auto& b) {
     if (a.first != b.first) return a.first < b.first;
@@ -120,6 +120,7 @@ void SetReplacementTypes(solver::NewNodeClaim& replacement, std::vector<Instance
   replacement.zone = o->zone;
   replacement.capacity_type = o->capacity_type;
   replacement.price = o->price;
+  replacement.effective_price = o->EffectivePrice();
 }
 
 namespace {
@@ -234,7 +235,7 @@ absl::StatusOr<std::optional<Command>> ComputeConsolidation(Method method,
     *why = "Can't replace with a cheaper node while keeping minValues";
     return std::nullopt;
   }
-  command.savings_per_hour = sources - replacement.price;
+  command.savings_per_hour = sources - replacement.effective_price;
   command.replacements.push_back(std::move(replacement));
   return command;
 }
@@ -435,7 +436,7 @@ std::vector<InstanceTypePtr> FilterOutSameInstanceType(const solver::NewNodeClai
   std::vector<InstanceTypePtr> out;
   for (const InstanceTypePtr& type : replacement.instance_types) {
     const cloudprovider::Offering* o = type->CheapestOffering(replacement.requirements);
-    if (o != nullptr && o->price < max_price) out.push_back(type);
+    if (o != nullptr && o->EffectivePrice() < max_price) out.push_back(type);
   }
   return out;
 }
@@ -543,7 +544,7 @@ class OnDemandBaseGuard {
     }
     command.replacements.clear();
     command.replacements.push_back(std::move(replacement));
-    command.savings_per_hour = sources - command.replacements.front().price;
+    command.savings_per_hour = sources - command.replacements.front().effective_price;
     return Outcome{.note = absl::StrCat("replacement kept on-demand: ", why)};
   }
 
@@ -560,7 +561,7 @@ class OnDemandBaseGuard {
     }
     launch::ApplyOnDemandBase(command.replacements, bases_, counts);
     double launched = 0;
-    for (const solver::NewNodeClaim& r : command.replacements) launched += r.price;
+    for (const solver::NewNodeClaim& r : command.replacements) launched += r.effective_price;
     double sources = 0;
     for (const Candidate& c : command.candidates) sources += c.price;
     command.savings_per_hour = sources - launched;
@@ -643,7 +644,7 @@ absl::StatusOr<MethodResult> Drift(const ClusterView& view, const Simulator& sim
     double launched = 0;
     for (solver::NewNodeClaim& claim : result.plan.node_claims) {
       claim.pods.clear();
-      launched += claim.price;
+      launched += claim.effective_price;
       command.replacements.push_back(std::move(claim));
     }
     command.savings_per_hour = c.price - launched;
@@ -710,7 +711,8 @@ class MultiNodeSearch {
   // Records the move in `moves`: `best`'s, else the last group a Balanced pool rejected.
   void RecordMove(const std::optional<Command>& best, std::vector<ConsolidationMove>& moves) const {
     if (best.has_value()) {
-      const double launched = best->replacements.empty() ? 0 : best->replacements.front().price;
+      const double launched =
+          best->replacements.empty() ? 0 : best->replacements.front().effective_price;
       balanced_.Record(best->candidates, launched, view_, moves);
     } else if (!last_rejected_.empty()) {
       balanced_.Record(last_rejected_, last_rejected_price_, view_, moves);
@@ -745,7 +747,7 @@ class MultiNodeSearch {
       solver::NewNodeClaim& r = command->replacements.front();
       internal::SetReplacementTypes(r, FilterOutSameInstanceType(r, group));
       if (r.instance_types.empty()) return std::nullopt;
-      launched = r.price;
+      launched = r.effective_price;
       double sources = 0;
       for (const Candidate& c : group) sources += c.price;
       command->savings_per_hour = sources - launched;
@@ -929,7 +931,8 @@ absl::StatusOr<MethodResult> SingleNode(const ClusterView& view, const Simulator
           Explain(*c, Method::kSingleNodeConsolidation, false, kUnconsolidatable, base.refused));
       continue;
     }
-    const double launched = command->replacements.empty() ? 0 : command->replacements.front().price;
+    const double launched =
+        command->replacements.empty() ? 0 : command->replacements.front().effective_price;
     balanced.Record(one, launched, view, out.moves);
     if (std::string rejected = balanced.Rejects(one, launched); !rejected.empty()) {
       out.explanations.push_back(

@@ -145,7 +145,9 @@ absl::Status NarrowToOnDemand(solver::NewNodeClaim& claim) {
                      "requirements"));
   }
   std::stable_sort(priced.begin(), priced.end(), [](const auto& a, const auto& b) {
-    if (a.first->price != b.first->price) return a.first->price < b.first->price;
+    if (a.first->EffectivePrice() != b.first->EffectivePrice()) {
+      return a.first->EffectivePrice() < b.first->EffectivePrice();
+    }
     return a.second->name() < b.second->name();
   });
   std::vector<InstanceTypePtr> types;
@@ -172,6 +174,7 @@ absl::Status NarrowToOnDemand(solver::NewNodeClaim& claim) {
   claim.zone = cheapest.zone;
   claim.capacity_type = cheapest.capacity_type;
   claim.price = cheapest.price;
+  claim.effective_price = cheapest.EffectivePrice();
   return absl::OkStatus();
 }
 

@@ -64,17 +64,24 @@ absl::Status SolverImpl::BuildTypes() {
         if (!id.ok()) return id.status();
         if (static_cast<size_t>(*id) >= ti.pair_price.size()) {
           ti.pair_price.resize(*id + 1, kInfPrice);
+          ti.pair_node_price.resize(*id + 1, 0);
         }
         if (o.available) {
           ti.available.set(*id);
-          ti.pair_price[*id] = std::min(ti.pair_price[*id], o.price);
+          if (o.EffectivePrice() < ti.pair_price[*id]) {
+            ti.pair_price[*id] = o.EffectivePrice();
+            ti.pair_node_price[*id] = o.node_price;
+          }
         }
       }
       type_index_.emplace(it.get(), static_cast<int>(types_.size()));
       types_.push_back(std::move(ti));
     }
   }
-  for (auto& ti : types_) ti.pair_price.resize(pairs_.zones.size(), kInfPrice);
+  for (auto& ti : types_) {
+    ti.pair_price.resize(pairs_.zones.size(), kInfPrice);
+    ti.pair_node_price.resize(pairs_.zones.size(), 0);
+  }
   return absl::OkStatus();
 }
 

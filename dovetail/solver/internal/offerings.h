@@ -93,7 +93,10 @@ struct TypeInfo {
   Amounts allocatable;
   Amounts capacity;
   PairMask available;
-  std::vector<double> pair_price;  // per pair; +inf when there is no available offering
+  // Per pair: the lowest effective price of an available offering (+inf when there is none), and
+  // that offering's node_price (what the effective price adds to its offering price).
+  std::vector<double> pair_price;
+  std::vector<double> pair_node_price;
 };
 
 }  // namespace dovetail::solver::internal

@@ -99,7 +99,8 @@ NewNodeClaim SolverImpl::ToNodeClaim(const Claim& claim, const ClaimLaunch& laun
     out.instance_type = ti.type->name();
     out.zone = pairs_.zones[best.pair];
     out.capacity_type = pairs_.capacity_types[best.pair];
-    out.price = best.price;
+    out.effective_price = best.price;
+    out.price = best.price - ti.pair_node_price[best.pair];
     // Resolved labels of the node the plan is priced with.
     out.labels = ti.type->requirements().SingleValuedLabels();
     for (const auto& [k, val] : out.requirements.SingleValuedLabels()) out.labels[k] = val;
@@ -147,6 +148,7 @@ Plan SolverImpl::Finalize() {
     if (launch == nullptr) launch = std::make_unique<ClaimLaunch>(LaunchOf(claim, name_rank));
     NewNodeClaim out = ToNodeClaim(claim, *launch);
     plan.total_price += out.price;
+    plan.total_effective_price += out.effective_price;
     plan.node_claims.push_back(std::move(out));
   }
   for (const auto& n : nodes_) {

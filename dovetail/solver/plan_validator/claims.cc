@@ -177,9 +177,9 @@ Validator::ClaimOptions Validator::CheckOptions(const NewNodeClaim& c, const Poo
       if (!o.available || !cloudprovider::RequirementsIntersect(o.requirements, c.requirements)) {
         continue;
       }
-      best = std::min(best, o.price);
-      if (o.price < cheapest) {
-        cheapest = o.price;
+      best = std::min(best, o.EffectivePrice());
+      if (o.EffectivePrice() < cheapest) {
+        cheapest = o.EffectivePrice();
         cheapest_desc = absl::StrCat(t->name(), " ", o.capacity_type, " in ", o.zone);
       }
     }
@@ -223,8 +223,8 @@ const Offering* Validator::CheckChosenOffering(const NewNodeClaim& c, const Clai
   if (chosen != nullptr) {
     for (const auto& o : chosen->offerings()) {
       if (o.zone != c.zone || o.capacity_type != c.capacity_type || !o.available) continue;
-      if (offering == nullptr ||
-          std::abs(o.price - c.price) < std::abs(offering->price - c.price)) {
+      if (offering == nullptr || std::abs(o.EffectivePrice() - c.effective_price) <
+                                     std::abs(offering->EffectivePrice() - c.effective_price)) {
         offering = &o;
       }
     }
@@ -243,11 +243,18 @@ const Offering* Validator::CheckChosenOffering(const NewNodeClaim& c, const Clai
                absl::StrCat("price ", c.price, " differs from the offering's price ",
                             offering->price));
       }
+      if (std::abs(offering->EffectivePrice() - c.effective_price) > kPriceEpsilon) {
+        Report(ViolationKind::kPrice, subj,
+               absl::StrCat("effective price ", c.effective_price,
+                            " differs from the offering's effective price ",
+                            offering->EffectivePrice()));
+      }
     }
   }
-  if (c.price > options.cheapest + kPriceEpsilon) {
+  if (c.effective_price > options.cheapest + kPriceEpsilon) {
     Report(ViolationKind::kOffering, subj,
-           absl::StrCat("is priced at ", c.price, " but a cheaper admissible offering exists: ",
+           absl::StrCat("is priced at ", c.effective_price,
+                        " (effective) but a cheaper admissible offering exists: ",
                         options.cheapest_desc, " at ", options.cheapest));
   }
 

@@ -174,12 +174,20 @@ void Validator::Replay() {
 }
 
 void Validator::CheckLimitsAndPrice() {
-  double sum = 0;
-  for (const auto& c : plan_.node_claims) sum += c.price;
+  double sum = 0, effective = 0;
+  for (const auto& c : plan_.node_claims) {
+    sum += c.price;
+    effective += c.effective_price;
+  }
   if (std::abs(sum - plan_.total_price) > 1e-6) {
     Report(ViolationKind::kPrice, "plan",
            absl::StrCat("total price ", plan_.total_price, " differs from the sum of the claims ",
                         sum));
+  }
+  if (std::abs(effective - plan_.total_effective_price) > 1e-6) {
+    Report(ViolationKind::kPrice, "plan",
+           absl::StrCat("total effective price ", plan_.total_effective_price,
+                        " differs from the sum of the claims' ", effective));
   }
   for (const auto& pool : in_.pools) {
     if (!pool.remaining_limits) continue;

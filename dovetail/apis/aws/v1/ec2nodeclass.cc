@@ -60,6 +60,41 @@ std::optional<AMIFamily> EffectiveAMIFamily(const EC2NodeClassSpec& spec) {
   return AliasFamily(spec);
 }
 
+namespace {
+
+BlockDeviceMapping DefaultGp3(std::string device, std::string_view size, bool root) {
+  BlockDeviceMapping m;
+  m.device_name = std::move(device);
+  m.root_volume = root;
+  BlockDevice ebs;
+  ebs.encrypted = true;
+  ebs.volume_type = "gp3";
+  ebs.volume_size = Quantity::Parse(size).value();
+  m.ebs = std::move(ebs);
+  return m;
+}
+
+}  // namespace
+
+std::vector<BlockDeviceMapping> BlockDeviceMappingsFor(AMIFamily family,
+                                                       const EC2NodeClassSpec& spec) {
+  if (!spec.block_device_mappings.empty()) return spec.block_device_mappings;
+  switch (family) {
+    case AMIFamily::kAL2:
+    case AMIFamily::kAL2023:
+      return {DefaultGp3("/dev/xvda", "20Gi", true)};
+    case AMIFamily::kBottlerocket:
+      return {DefaultGp3("/dev/xvda", "4Gi", false), DefaultGp3("/dev/xvdb", "20Gi", true)};
+    case AMIFamily::kWindows2019:
+    case AMIFamily::kWindows2022:
+    case AMIFamily::kWindows2025:
+      return {DefaultGp3("/dev/sda1", "50Gi", true)};
+    case AMIFamily::kCustom:
+      return {};
+  }
+  return {};
+}
+
 void DescribeFields(core::FieldCodec& c, SubnetSelectorTerm& v) {
   c.Field("tags", v.tags);
   c.Field("id", v.id);

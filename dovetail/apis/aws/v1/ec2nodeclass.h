@@ -233,6 +233,13 @@ std::optional<AMIFamily> AliasFamily(const EC2NodeClassSpec& spec);
 // spec.amiFamily if set, else the alias family, else nullopt.
 std::optional<AMIFamily> EffectiveAMIFamily(const EC2NodeClassSpec& spec);
 
+// The block devices a node of the class is launched with: spec.blockDeviceMappings, or the
+// family's defaults when it has none (upstream's): AL2/AL2023 /dev/xvda 20Gi gp3 encrypted;
+// Bottlerocket /dev/xvda 4Gi + /dev/xvdb 20Gi gp3 encrypted; Windows /dev/sda1 50Gi gp3
+// encrypted; Custom none.
+std::vector<BlockDeviceMapping> BlockDeviceMappingsFor(AMIFamily family,
+                                                       const EC2NodeClassSpec& spec);
+
 // Codec hooks (apis/core/codec.h).
 std::span<const std::string_view> EnumNames(AMIFamily);
 std::span<const std::string_view> EnumNames(InstanceStorePolicy);

@@ -6,7 +6,9 @@
 #include "absl/strings/str_join.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/cloudprovider/aws_node_class_capacity.h"
+#include "dovetail/cloudprovider/aws_node_price.h"
 #include "dovetail/common/absl_compat.h"
+#include "dovetail/common/log.h"
 #include "dovetail/common/status_macros.h"
 #include "dovetail/kube/errors.h"
 #include "dovetail/kube/typed_client.h"
@@ -238,8 +240,58 @@ absl::StatusOr<cp::Catalog> AwsCloudProvider::BaseCatalog() {
   return *catalog_;
 }
 
-cp::Catalog AwsCloudProvider::FilterCatalog(const cp::Catalog& base,
-                                            const awsv1::EC2NodeClass& nc) {
+absl::flat_hash_map<std::string, bool> AwsCloudProvider::PublicIpSubnets(
+    const std::vector<std::string>& ids) {
+  const absl::Time now = clock_.Now();
+  absl::MutexLock lock(&subnets_mu_);
+  bool known = true;
+  for (const std::string& id : ids) known = known && subnet_public_.contains(id);
+  // Stale after the TTL; a subnet not seen yet is looked up at most once a minute.
+  const absl::Duration since = now - subnets_described_;
+  if (!ids.empty() && (since >= kSubnetFlagsTtl || (!known && since >= absl::Minutes(1)))) {
+    subnets_described_ = now;
+    absl::StatusOr<std::vector<Ec2Subnet>> subnets = ec2_.DescribeSubnets({}, ids);
+    if (subnets.ok()) {
+      for (const Ec2Subnet& s : *subnets) subnet_public_[s.subnet_id] = s.map_public_ip_on_launch;
+    } else {
+      log::Error("aws.cloudprovider",
+                 "describing the subnets failed: node prices count no public IPv4 address for "
+                 "subnets not described before",
+                 {{"error", std::string(subnets.status().message())}});
+    }
+  }
+  absl::flat_hash_map<std::string, bool> out;
+  for (const std::string& id : ids) {
+    auto it = subnet_public_.find(id);
+    out[id] = it != subnet_public_.end() && it->second;
+  }
+  return out;
+}
+
+std::map<std::string, double> AwsCloudProvider::NodePrices(const awsv1::EC2NodeClass& nc) {
+  std::map<std::string, bool> public_by_zone;  // any subnet of the zone gives one
+  if (nc.spec.associate_public_ip_address.has_value()) {
+    for (const awsv1::Subnet& s : nc.status.subnets) {
+      public_by_zone[s.zone] = *nc.spec.associate_public_ip_address;
+    }
+  } else {
+    std::vector<std::string> ids;
+    ids.reserve(nc.status.subnets.size());
+    for (const awsv1::Subnet& s : nc.status.subnets) ids.push_back(s.id);
+    const absl::flat_hash_map<std::string, bool> flags = PublicIpSubnets(ids);
+    for (const awsv1::Subnet& s : nc.status.subnets) {
+      public_by_zone[s.zone] = public_by_zone[s.zone] || flags.at(s.id);
+    }
+  }
+  std::map<std::string, double> out;
+  for (const auto& [zone, gives_ip] : public_by_zone) {
+    out[zone] = cp::NodePricePerHour(nc.spec, options_.catalog.region, gives_ip);
+  }
+  return out;
+}
+
+cp::Catalog AwsCloudProvider::FilterCatalog(const cp::Catalog& base, const awsv1::EC2NodeClass& nc,
+                                            const std::map<std::string, double>& node_prices) {
   std::set<std::string> zones;
   for (const awsv1::Subnet& s : nc.status.subnets) zones.insert(s.zone);
   std::vector<cp::InstanceTypePtr> types;
@@ -248,6 +300,11 @@ cp::Catalog AwsCloudProvider::FilterCatalog(const cp::Catalog& base,
     std::vector<cp::Offering> offerings = type->offerings().list();
     bool touched = false;
     for (cp::Offering& o : offerings) {
+      if (auto price = node_prices.find(o.zone);
+          price != node_prices.end() && price->second != o.node_price) {
+        o.node_price = price->second;
+        touched = true;
+      }
       if (!o.available) continue;
       if (!zones.contains(o.zone) ||
           unavailable_.IsUnavailable(o.capacity_type, type->name(), o.zone)) {
@@ -315,6 +372,7 @@ absl::StatusOr<cp::Catalog> AwsCloudProvider::CatalogFor(const awsv1::EC2NodeCla
   std::set<std::string> zone_set;
   for (const awsv1::Subnet& s : nc.status.subnets) zone_set.insert(s.zone);
   const std::string zones = absl::StrJoin(zone_set, ",");
+  const std::map<std::string, double> node_prices = NodePrices(nc);
   const uint64_t ice_seq = unavailable_.SeqNum();
   uint64_t generation = 0;
   {
@@ -325,7 +383,8 @@ absl::StatusOr<cp::Catalog> AwsCloudProvider::CatalogFor(const awsv1::EC2NodeCla
     absl::MutexLock lock(&filtered_mu_);
     auto it = filtered_.find(nc.metadata.name);
     if (it != filtered_.end() && it->second.generation == generation &&
-        it->second.ice_seq == ice_seq && it->second.zones == zones && it->second.shape == *shape) {
+        it->second.ice_seq == ice_seq && it->second.zones == zones &&
+        it->second.node_prices == node_prices && it->second.shape == *shape) {
       return it->second.catalog;
     }
   }
@@ -342,9 +401,9 @@ absl::StatusOr<cp::Catalog> AwsCloudProvider::CatalogFor(const awsv1::EC2NodeCla
       ASSIGN_OR_RETURN(base, BuildApiCatalog(*inputs_, opts));
     }
   }
-  cp::Catalog filtered = FilterCatalog(base, nc);
+  cp::Catalog filtered = FilterCatalog(base, nc, node_prices);
   absl::MutexLock lock(&filtered_mu_);
-  filtered_[nc.metadata.name] = {generation, ice_seq, zones, *shape, filtered};
+  filtered_[nc.metadata.name] = {generation, ice_seq, zones, node_prices, *shape, filtered};
   return filtered;
 }
 

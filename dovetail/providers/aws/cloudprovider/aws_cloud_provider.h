@@ -57,6 +57,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -153,8 +154,11 @@ class AwsCloudProvider final : public ::dovetail::cloudprovider::CloudProvider {
 
  private:
   absl::StatusOr<apis::aws::v1::EC2NodeClass> ReadyNodeClass(std::string_view name);
-  ::dovetail::cloudprovider::Catalog FilterCatalog(const ::dovetail::cloudprovider::Catalog& base,
-                                                   const apis::aws::v1::EC2NodeClass& node_class);
+  // The offerings of `base` in the class's zones and not ICE'd, each with its zone's node price
+  // (`node_prices`, NodePrices) as its node_price.
+  ::dovetail::cloudprovider::Catalog FilterCatalog(
+      const ::dovetail::cloudprovider::Catalog& base, const apis::aws::v1::EC2NodeClass& node_class,
+      const std::map<std::string, double>& node_prices);
   // The base catalog filtered for `node_class` (cached, see filtered_).
   absl::StatusOr<::dovetail::cloudprovider::Catalog> CatalogFor(
       const apis::aws::v1::EC2NodeClass& node_class);
@@ -228,11 +232,24 @@ class AwsCloudProvider final : public ::dovetail::cloudprovider::CloudProvider {
     uint64_t generation = 0;
     uint64_t ice_seq = 0;
     std::string zones;
+    std::map<std::string, double> node_prices;  // by zone
     ::dovetail::cloudprovider::CapacityOptions shape;
     ::dovetail::cloudprovider::Catalog catalog;
   };
   absl::Mutex filtered_mu_;
   std::map<std::string, Filtered> filtered_ ABSL_GUARDED_BY(filtered_mu_);
+
+  // What a node of the class costs per hour beyond its instance, per zone of its subnets
+  // (cloudprovider/aws_node_price.h): its volumes, and a public IPv4 address where the class's
+  // associatePublicIPAddress, else the zone's subnet (mapPublicIpOnLaunch), gives one.
+  std::map<std::string, double> NodePrices(const apis::aws::v1::EC2NodeClass& node_class);
+  // mapPublicIpOnLaunch per subnet id, described again after kSubnetFlagsTtl (subnets rarely
+  // change it). A subnet EC2 did not describe (yet) gives no public address.
+  absl::flat_hash_map<std::string, bool> PublicIpSubnets(const std::vector<std::string>& ids);
+  absl::Mutex subnets_mu_;
+  absl::flat_hash_map<std::string, bool> subnet_public_ ABSL_GUARDED_BY(subnets_mu_);
+  absl::Time subnets_described_ ABSL_GUARDED_BY(subnets_mu_) = absl::InfinitePast();
+  static constexpr absl::Duration kSubnetFlagsTtl = absl::Minutes(10);
 
   absl::Mutex templates_mu_;
   std::set<std::string> known_templates_ ABSL_GUARDED_BY(templates_mu_);

@@ -15,18 +15,6 @@ namespace v1 = apis::v1;
 
 namespace {
 
-awsv1::BlockDeviceMapping Gp3(std::string device, std::string_view size, bool root) {
-  awsv1::BlockDeviceMapping m;
-  m.device_name = std::move(device);
-  m.root_volume = root;
-  awsv1::BlockDevice ebs;
-  ebs.encrypted = true;
-  ebs.volume_type = "gp3";
-  ebs.volume_size = Quantity::Parse(size).value();
-  m.ebs = std::move(ebs);
-  return m;
-}
-
 std::string FeatureName(awsv1::FeatureState s) {
   return s == awsv1::FeatureState::kEnabled ? "enabled" : "disabled";
 }
@@ -49,25 +37,6 @@ void Put(QueryParams& p, std::string key, std::string value) {
 std::string Bool(bool b) { return b ? "true" : "false"; }
 
 }  // namespace
-
-std::vector<awsv1::BlockDeviceMapping> BlockDeviceMappingsFor(awsv1::AMIFamily family,
-                                                              const awsv1::EC2NodeClassSpec& spec) {
-  if (!spec.block_device_mappings.empty()) return spec.block_device_mappings;
-  switch (family) {
-    case awsv1::AMIFamily::kAL2:
-    case awsv1::AMIFamily::kAL2023:
-      return {Gp3("/dev/xvda", "20Gi", true)};
-    case awsv1::AMIFamily::kBottlerocket:
-      return {Gp3("/dev/xvda", "4Gi", false), Gp3("/dev/xvdb", "20Gi", true)};
-    case awsv1::AMIFamily::kWindows2019:
-    case awsv1::AMIFamily::kWindows2022:
-    case awsv1::AMIFamily::kWindows2025:
-      return {Gp3("/dev/sda1", "50Gi", true)};
-    case awsv1::AMIFamily::kCustom:
-      return {};
-  }
-  return {};
-}
 
 awsv1::MetadataOptions MetadataOptionsFor(const awsv1::EC2NodeClassSpec& spec) {
   awsv1::MetadataOptions m = spec.metadata_options.value_or(awsv1::MetadataOptions{});

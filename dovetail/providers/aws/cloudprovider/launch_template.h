@@ -33,12 +33,6 @@ struct LaunchTemplateSpec {
   std::map<std::string, std::string> tags;  // on the template and on instances/volumes/ENIs
 };
 
-// The block devices of the node class, or the family's defaults when it has none: AL2/AL2023
-// /dev/xvda 20Gi gp3 encrypted; Bottlerocket /dev/xvda 4Gi + /dev/xvdb 20Gi gp3 encrypted;
-// Windows /dev/sda1 50Gi gp3 encrypted; Custom none.
-std::vector<apis::aws::v1::BlockDeviceMapping> BlockDeviceMappingsFor(
-    apis::aws::v1::AMIFamily family, const apis::aws::v1::EC2NodeClassSpec& spec);
-
 // spec.metadataOptions with the defaults (httpEndpoint enabled, httpProtocolIPv6 disabled, hop
 // limit 1, httpTokens required) for unset fields.
 apis::aws::v1::MetadataOptions MetadataOptionsFor(const apis::aws::v1::EC2NodeClassSpec& spec);
