@@ -53,7 +53,8 @@ constexpr int64_t kGp3IncludedThroughput = 125;  // MiB/s
 double GiB(const Quantity& size) {
   constexpr int64_t kGiB = int64_t{1} << 30;
   const int64_t bytes = size.Value();
-  return static_cast<double>(bytes / kGiB + (bytes % kGiB > 0 ? 1 : 0));
+  const int64_t gib = bytes / kGiB + (bytes % kGiB > 0 ? 1 : 0);
+  return static_cast<double>(gib);
 }
 
 }  // namespace

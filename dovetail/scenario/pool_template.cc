@@ -1,9 +1,13 @@
 #include "dovetail/scenario/pool_template.h"
 
+#include <cmath>
+#include <string>
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "dovetail/common/status_macros.h"
 #include "dovetail/scheduling/requirements.h"
 
 namespace dovetail::scenario {
@@ -47,6 +51,18 @@ std::unique_ptr<core::Pod> DaemonSetPod(const core::DaemonSet& ds) {
   return pod;
 }
 
+absl::StatusOr<double> NodeOverheadPerHour(const v1::NodePool& pool) {
+  auto it = pool.metadata.annotations.find(std::string(kNodeOverheadAnnotationKey));
+  if (it == pool.metadata.annotations.end()) return 0.0;
+  double value = 0;
+  if (!absl::SimpleAtod(it->second, &value) || !std::isfinite(value) || value < 0 || value > 1000) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "NodePool/", pool.metadata.name, ": annotation ", std::string(kNodeOverheadAnnotationKey),
+        " \"", it->second, "\" must be a decimal number of USD per hour from 0 to 1000"));
+  }
+  return value;
+}
+
 absl::StatusOr<solver::PoolTemplate> BuildPoolTemplate(
     const v1::NodePool& pool, std::vector<cloudprovider::InstanceTypePtr> instance_types,
     std::optional<ResourceList> remaining_limits) {
@@ -69,6 +85,7 @@ absl::StatusOr<solver::PoolTemplate> BuildPoolTemplate(
   t.startup_taints = pool.spec.template_.spec.startup_taints;
   t.remaining_limits = std::move(remaining_limits);
   t.instance_types = std::move(instance_types);
+  ASSIGN_OR_RETURN(t.node_overhead_per_hour, NodeOverheadPerHour(pool));
   return t;
 }
 

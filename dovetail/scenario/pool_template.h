@@ -38,7 +38,18 @@ std::string NodeClassLabelKey(const apis::v1::NodePool& node_pool);
 // The template's labels plus karpenter.sh/nodepool and the node class label.
 apis::core::StringMap TemplateLabels(const apis::v1::NodePool& node_pool);
 
-// Errors: InvalidArgument when the pool's requirements do not parse.
+// On a NodePool: what each of its nodes costs per hour beyond its offering's effective price,
+// in USD, for what the user pays per node (IP addresses, licences, agents priced per node). A
+// decimal number from 0 to 1000; the solver and consolidation add it to every NodeClaim of the
+// pool (docs/scheduling.md, "Effective price").
+inline constexpr std::string_view kNodeOverheadAnnotationKey = "dovetail.sh/node-overhead-per-hour";
+
+// The pool's kNodeOverheadAnnotationKey, 0 without it. Errors: InvalidArgument naming the
+// annotation for a value that is not a decimal number from 0 to 1000.
+absl::StatusOr<double> NodeOverheadPerHour(const apis::v1::NodePool& node_pool);
+
+// Errors: InvalidArgument when the pool's requirements or its node overhead annotation do not
+// parse.
 absl::StatusOr<solver::PoolTemplate> BuildPoolTemplate(
     const apis::v1::NodePool& node_pool, std::vector<cloudprovider::InstanceTypePtr> instance_types,
     std::optional<ResourceList> remaining_limits);

@@ -49,6 +49,21 @@ TEST(BuildPoolTemplateTest, RequirementsIncludeLabelsAndRejectBadOnes) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(BuildPoolTemplateTest, TheNodeOverheadAnnotationIsAPriceOrAnError) {
+  v1::NodePool pool = Pool();
+  EXPECT_EQ(BuildPoolTemplate(pool, {}, std::nullopt)->node_overhead_per_hour, 0);
+  pool.metadata.annotations[std::string(kNodeOverheadAnnotationKey)] = "0.012";
+  EXPECT_DOUBLE_EQ(BuildPoolTemplate(pool, {}, std::nullopt)->node_overhead_per_hour, 0.012);
+  for (const char* bad : {"", "ten cents", "-0.01", "1e9", "nan", "inf"}) {
+    pool.metadata.annotations[std::string(kNodeOverheadAnnotationKey)] = bad;
+    absl::StatusOr<solver::PoolTemplate> t = BuildPoolTemplate(pool, {}, std::nullopt);
+    ASSERT_FALSE(t.ok()) << bad;
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(t.status().message()).find(kNodeOverheadAnnotationKey), std::string::npos)
+        << t.status();
+  }
+}
+
 TEST(DaemonSetPodTest, IsTheTemplateOwnedByTheDaemonSet) {
   core::DaemonSet ds;
   ds.metadata.name = "agent";

@@ -52,6 +52,9 @@ struct PoolTemplate {
   std::optional<ResourceList> remaining_limits;
   // The types the pool may launch (already filtered by the NodeClass, in any order).
   std::vector<InstanceTypePtr> instance_types;
+  // USD per hour each of the pool's NodeClaims adds to its offering's effective price (what the
+  // user values per node: scenario/pool_template.h kNodeOverheadAnnotationKey). >= 0.
+  double node_overhead_per_hour = 0;
 };
 
 // A node that exists or is being launched (an in-flight NodeClaim without a Node yet).

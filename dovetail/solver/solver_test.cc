@@ -113,6 +113,35 @@ TEST_F(SolverTest, TheNodePriceIsPaidPerNodeClaim) {
   EXPECT_NEAR(priced.total_effective_price, 0.1785 + node, 1e-9);
 }
 
+// The NodePool's own per-node overhead (dovetail.sh/node-overhead-per-hour) counts the same way,
+// in the effective price only.
+TEST_F(SolverTest, ThePoolNodeOverheadIsPaidPerNodeClaim) {
+  in_.pools = {Pool("default", {MakeType({.name = "large",
+                                          .cpu = 2,
+                                          .mem_gi = 4,
+                                          .price = 0.089,
+                                          .zones = {"zone-a"},
+                                          .spot_factor = 0,
+                                          .reserved_milli_cpu = 70,
+                                          .reserved_memory_mi = 900}),
+                                MakeType({.name = "xlarge",
+                                          .cpu = 4,
+                                          .mem_gi = 8,
+                                          .price = 0.1785,
+                                          .zones = {"zone-a"},
+                                          .spot_factor = 0,
+                                          .reserved_milli_cpu = 80,
+                                          .reserved_memory_mi = 1500})})};
+  in_.pools[0].node_overhead_per_hour = 0.01;
+  AddPods(2, "1", "2Gi");
+  const Plan plan = MustSolve();
+  ASSERT_EQ(plan.node_claims.size(), 1u);
+  EXPECT_EQ(plan.node_claims[0].instance_type, "xlarge");
+  EXPECT_NEAR(plan.node_claims[0].price, 0.1785, 1e-9);
+  EXPECT_NEAR(plan.node_claims[0].effective_price, 0.1885, 1e-9);
+  EXPECT_NEAR(plan.total_effective_price, 0.1885, 1e-9);
+}
+
 TEST_F(SolverTest, EmptyInputGivesEmptyPlan) {
   Plan plan = MustSolve();
   EXPECT_TRUE(plan.node_claims.empty());

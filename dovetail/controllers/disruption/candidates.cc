@@ -13,6 +13,7 @@
 #include "dovetail/controllers/disruption/internal.h"
 #include "dovetail/controllers/nodeclaim/conditions.h"
 #include "dovetail/scenario/pod_filter.h"
+#include "dovetail/scenario/pool_template.h"
 #include "dovetail/scheduling/label_selector.h"
 #include "dovetail/state/pod_predicates.h"
 
@@ -65,12 +66,13 @@ double LifetimeRemaining(const state::StateNode& node, absl::Time now) {
 }
 
 std::optional<double> NodePrice(const cloudprovider::InstanceType& type, std::string_view zone,
-                                std::string_view capacity_type) {
+                                std::string_view capacity_type, const v1::NodePool& pool) {
   std::optional<double> price;
   for (const cloudprovider::Offering& o : type.offerings()) {
     if (o.zone != zone || o.capacity_type != capacity_type) continue;
     if (!price.has_value() || o.EffectivePrice() < *price) price = o.EffectivePrice();
   }
+  if (price.has_value()) *price += scenario::NodeOverheadPerHour(pool).value_or(0);
   return price;
 }
 
@@ -393,7 +395,7 @@ std::vector<Candidate> GetCandidates(const ClusterView& view, Method method, con
     const cloudprovider::InstanceType* type =
         FindType(view.instance_types.at(pool_name), c.instance_type);
     std::optional<double> price;
-    if (type != nullptr) price = internal::NodePrice(*type, c.zone, c.capacity_type);
+    if (type != nullptr) price = internal::NodePrice(*type, c.zone, c.capacity_type, pool);
     c.price = price.value_or(0);
 
     // Pod-level blocks (ignored by drift when the NodeClaim has a terminationGracePeriod).

@@ -28,9 +28,11 @@ double EvictionCost(const kube::PodInfo& pod);
 // clamp((expireAfter - age) / expireAfter, 0, 1); 1 without expiry.
 double LifetimeRemaining(const state::StateNode& node, absl::Time now);
 
-// The price of the node's offering (its zone and capacity type); nullopt when unknown.
+// The effective price of the node's offering (its zone and capacity type) plus the pool's node
+// overhead (scenario/pool_template.h NodeOverheadPerHour; 0 when it does not parse, the pool being
+// left out of every question then); nullopt when the offering is unknown.
 std::optional<double> NodePrice(const cloudprovider::InstanceType& type, std::string_view zone,
-                                std::string_view capacity_type);
+                                std::string_view capacity_type, const apis::v1::NodePool& pool);
 
 // The price a launch could cost at worst: among the available offerings compatible with
 // `requirements`, those of the capacity type that would be used (reserved, else spot, else

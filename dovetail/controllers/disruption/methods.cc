@@ -292,11 +292,12 @@ class Balanced {
       };
       const std::string type_name = label(v1::kLabelInstanceType);
       auto types = view.instance_types.find(t->first);
-      if (types != view.instance_types.end()) {
+      auto pool = view.node_pools.find(t->first);
+      if (types != view.instance_types.end() && pool != view.node_pools.end()) {
         for (const InstanceTypePtr& type : types->second) {
           if (type == nullptr || type->name() != type_name) continue;
           t->second.cost += internal::NodePrice(*type, label(v1::kLabelTopologyZone),
-                                                label(v1::kCapacityTypeLabelKey))
+                                                label(v1::kCapacityTypeLabelKey), pool->second)
                                 .value_or(0);
           break;
         }

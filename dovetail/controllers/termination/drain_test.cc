@@ -33,7 +33,7 @@ kube::StringPool& Pool() {
 // looks at.
 class PodBuilder {
  public:
-  explicit PodBuilder(std::string name) {
+  explicit PodBuilder(const std::string& name) {
     pod_.meta.namespace_ = Pool().Intern("ns");
     pod_.meta.name = name;
     pod_.meta.uid = "uid-" + name;
@@ -99,12 +99,14 @@ class PodBuilder {
 
 std::vector<std::string> Names(const std::vector<PodRef>& pods) {
   std::vector<std::string> out;
+  out.reserve(pods.size());
   for (const PodRef& p : pods) out.push_back(p.name);
   return out;
 }
 
 std::vector<std::string> Names(const std::vector<ForceDelete>& pods) {
   std::vector<std::string> out;
+  out.reserve(pods.size());
   for (const ForceDelete& p : pods) out.push_back(p.pod.name);
   return out;
 }

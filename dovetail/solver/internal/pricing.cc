@@ -20,7 +20,9 @@ double SolverImpl::ClaimPrice(const TypeSet& types, const PairMask& pairs) const
 
 double SolverImpl::AlonePrice(int vi, int pi) {
   PoolFit& fit = variants_[vi].pool_fit[pi];
-  if (fit.alone_price < 0) fit.alone_price = ClaimPrice(fit.types, fit.pairs);
+  if (fit.alone_price < 0) {
+    fit.alone_price = ClaimPrice(fit.types, fit.pairs) + pools_[pi].t->node_overhead_per_hour;
+  }
   return fit.alone_price;
 }
 
@@ -99,7 +101,7 @@ NewNodeClaim SolverImpl::ToNodeClaim(const Claim& claim, const ClaimLaunch& laun
     out.instance_type = ti.type->name();
     out.zone = pairs_.zones[best.pair];
     out.capacity_type = pairs_.capacity_types[best.pair];
-    out.effective_price = best.price;
+    out.effective_price = best.price + pool.t->node_overhead_per_hour;
     out.price = best.price - ti.pair_node_price[best.pair];
     // Resolved labels of the node the plan is priced with.
     out.labels = ti.type->requirements().SingleValuedLabels();

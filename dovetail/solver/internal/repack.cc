@@ -72,7 +72,7 @@ void SolverImpl::SplitClaims() {
     }
     if (g == nullptr) g = &groups.emplace_back();
     g->claims.push_back(ci);
-    g->price += price;
+    g->price += price + pools_[claim.pool].t->node_overhead_per_hour;
   }
 
   // 2. Re-pack each group; keep the packing when it is cheaper, or as cheap on fewer nodes.
@@ -99,7 +99,7 @@ void SolverImpl::SplitClaims() {
       if (!std::isfinite(pr)) return;
       if (!cloudprovider::RequirementsIntersect(types_[t].type->requirements(), rep.reqs)) return;
       compatible.Set(t);
-      price[t] = pr;
+      price[t] = pr + pool.t->node_overhead_per_hour;  // every bin is a NodeClaim
     });
     const BinPacker packer(requests, pool.effective, price, compatible, res_.size());
     const Packing best = packer.Best(g.price + 1e-8);

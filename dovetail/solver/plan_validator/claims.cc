@@ -142,6 +142,7 @@ Validator::ClaimOptions Validator::CheckOptions(const NewNodeClaim& c, const Poo
     }
   }
   ClaimOptions out;
+  if (pool != nullptr) out.overhead = pool->node_overhead_per_hour;
   const InstanceType*& chosen = out.chosen;
   std::vector<const InstanceType*>& usable = out.usable;
   std::vector<double> option_price;
@@ -178,8 +179,8 @@ Validator::ClaimOptions Validator::CheckOptions(const NewNodeClaim& c, const Poo
         continue;
       }
       best = std::min(best, o.EffectivePrice());
-      if (o.EffectivePrice() < cheapest) {
-        cheapest = o.EffectivePrice();
+      if (o.EffectivePrice() + out.overhead < cheapest) {
+        cheapest = o.EffectivePrice() + out.overhead;
         cheapest_desc = absl::StrCat(t->name(), " ", o.capacity_type, " in ", o.zone);
       }
     }
@@ -223,8 +224,9 @@ const Offering* Validator::CheckChosenOffering(const NewNodeClaim& c, const Clai
   if (chosen != nullptr) {
     for (const auto& o : chosen->offerings()) {
       if (o.zone != c.zone || o.capacity_type != c.capacity_type || !o.available) continue;
-      if (offering == nullptr || std::abs(o.EffectivePrice() - c.effective_price) <
-                                     std::abs(offering->EffectivePrice() - c.effective_price)) {
+      const double expected = c.effective_price - options.overhead;
+      if (offering == nullptr || std::abs(o.EffectivePrice() - expected) <
+                                     std::abs(offering->EffectivePrice() - expected)) {
         offering = &o;
       }
     }
@@ -243,11 +245,13 @@ const Offering* Validator::CheckChosenOffering(const NewNodeClaim& c, const Clai
                absl::StrCat("price ", c.price, " differs from the offering's price ",
                             offering->price));
       }
-      if (std::abs(offering->EffectivePrice() - c.effective_price) > kPriceEpsilon) {
+      const double effective = offering->EffectivePrice() + options.overhead;
+      if (std::abs(effective - c.effective_price) > kPriceEpsilon) {
         Report(ViolationKind::kPrice, subj,
                absl::StrCat("effective price ", c.effective_price,
-                            " differs from the offering's effective price ",
-                            offering->EffectivePrice()));
+                            " differs from the offering's effective price plus the pool's "
+                            "node overhead, ",
+                            effective));
       }
     }
   }

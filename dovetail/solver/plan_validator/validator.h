@@ -201,7 +201,8 @@ class Validator {
   struct ClaimOptions {
     const InstanceType* chosen = nullptr;
     std::vector<const InstanceType*> usable;
-    double cheapest = std::numeric_limits<double>::infinity();
+    double cheapest = std::numeric_limits<double>::infinity();  // effective, with `overhead`
+    double overhead = 0;                                        // the pool's node_overhead_per_hour
     std::string cheapest_desc;
   };
   ClaimOptions CheckOptions(const NewNodeClaim& c, const PoolTemplate* pool,
