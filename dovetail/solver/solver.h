@@ -110,12 +110,14 @@ struct NewNodeClaim {
   std::vector<InstanceTypePtr> instance_types;  // launchable options, cheapest first
   // The offering the plan is priced with: the available compatible one of the lowest effective
   // price (cloudprovider::Offering::EffectivePrice). `price` is its offering price,
-  // `effective_price` that plus what the node itself costs (Offering::node_price).
+  // `effective_price` its effective price plus `node_overhead`, the pool's
+  // (PoolTemplate::node_overhead_per_hour): whoever re-prices the claim keeps the overhead.
   std::string instance_type;
   std::string zone;
   std::string capacity_type;
   double price = 0;
   double effective_price = 0;
+  double node_overhead = 0;
   ResourceList requests;  // pods' requests plus DaemonSet overhead
   StringMap labels;       // resolved node labels
   std::vector<apis::core::Taint> taints;

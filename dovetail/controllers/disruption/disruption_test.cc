@@ -261,6 +261,37 @@ TEST(DisruptionTest, MultiNodeReplacesThreeNodesWithOne) {
   EXPECT_THAT(result->commands[0].candidates, SizeIs(3));
 }
 
+// Merging nodes saves what each node costs beyond its instance (docs/scheduling.md, "Effective
+// price"): two small nodes are cheaper than one big by their offering prices alone (0.20 against
+// 0.21), not once each node's overhead of 0.02 counts (0.24 against 0.23).
+TEST(DisruptionTest, MultiNodeCountsWhatEachNodeCostsBeyondItsInstance) {
+  Scene s;
+  s.types = {MakeType({.name = "small", .cpu = 2, .mem_gi = 4, .price = 0.10, .spot_factor = 0}),
+             MakeType({.name = "big", .cpu = 4, .mem_gi = 8, .price = 0.21, .spot_factor = 0})};
+  s.Pool();
+  for (int i = 0; i < 2; ++i) {
+    const std::string name = absl::StrCat("node-", i);
+    s.AddNode(name, {.type = "small"});
+    s.AddPod(name, absl::StrCat("p-", i), "1500m");
+  }
+  s.view.node_pools["default"].spec.disruption->budgets = std::vector<v1::Budget>{};
+  auto bare = s.Run(Method::kMultiNodeConsolidation);
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  EXPECT_THAT(bare->commands, SizeIs(0));
+
+  s.view.node_pools["default"].metadata.annotations["dovetail.sh/node-overhead-per-hour"] = "0.02";
+  auto priced = s.Run(Method::kMultiNodeConsolidation);
+  ASSERT_TRUE(priced.ok()) << priced.status();
+  ASSERT_THAT(priced->commands, SizeIs(1));
+  const Command& command = priced->commands[0];
+  EXPECT_THAT(command.candidates, SizeIs(2));
+  ASSERT_THAT(command.replacements, SizeIs(1));
+  EXPECT_EQ(command.replacements[0].instance_type, "big");
+  EXPECT_NEAR(command.replacements[0].price, 0.21, 1e-9);
+  EXPECT_NEAR(command.replacements[0].effective_price, 0.23, 1e-9);
+  EXPECT_NEAR(command.savings_per_hour, 0.01, 1e-9);
+}
+
 TEST(DisruptionTest, SpotToSpotNeedsTheGateAndFifteenCheaperTypes) {
   Scene s;
   s.Pool();

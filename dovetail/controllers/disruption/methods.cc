@@ -120,7 +120,7 @@ void SetReplacementTypes(solver::NewNodeClaim& replacement, std::vector<Instance
   replacement.zone = o->zone;
   replacement.capacity_type = o->capacity_type;
   replacement.price = o->price;
-  replacement.effective_price = o->EffectivePrice();
+  replacement.effective_price = o->EffectivePrice() + replacement.node_overhead;
 }
 
 namespace {

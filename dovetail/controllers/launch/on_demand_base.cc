@@ -174,7 +174,7 @@ absl::Status NarrowToOnDemand(solver::NewNodeClaim& claim) {
   claim.zone = cheapest.zone;
   claim.capacity_type = cheapest.capacity_type;
   claim.price = cheapest.price;
-  claim.effective_price = cheapest.EffectivePrice();
+  claim.effective_price = cheapest.EffectivePrice() + claim.node_overhead;
   return absl::OkStatus();
 }
 

@@ -101,7 +101,8 @@ NewNodeClaim SolverImpl::ToNodeClaim(const Claim& claim, const ClaimLaunch& laun
     out.instance_type = ti.type->name();
     out.zone = pairs_.zones[best.pair];
     out.capacity_type = pairs_.capacity_types[best.pair];
-    out.effective_price = best.price + pool.t->node_overhead_per_hour;
+    out.node_overhead = pool.t->node_overhead_per_hour;
+    out.effective_price = best.price + out.node_overhead;
     out.price = best.price - ti.pair_node_price[best.pair];
     // Resolved labels of the node the plan is priced with.
     out.labels = ti.type->requirements().SingleValuedLabels();
