@@ -68,42 +68,44 @@ class SolverTest : public ::testing::Test {
   std::vector<std::unique_ptr<Pod>> pods_;
 };
 
+// c7i.large- and c7i.xlarge-like types in one zone, on-demand only (one 1-vCPU 2-GiB pod fills
+// the small one), each offering with `node_price`.
+PoolTemplate LargeAndXlarge(double node_price) {
+  return Pool("default", {MakeType({.name = "large",
+                                    .cpu = 2,
+                                    .mem_gi = 4,
+                                    .price = 0.089,
+                                    .zones = {"zone-a"},
+                                    .spot_factor = 0,
+                                    .reserved_milli_cpu = 70,
+                                    .reserved_memory_mi = 900,
+                                    .node_price = node_price}),
+                          MakeType({.name = "xlarge",
+                                    .cpu = 4,
+                                    .mem_gi = 8,
+                                    .price = 0.1785,
+                                    .zones = {"zone-a"},
+                                    .spot_factor = 0,
+                                    .reserved_milli_cpu = 80,
+                                    .reserved_memory_mi = 1500,
+                                    .node_price = node_price})});
+}
+
 // docs/scheduling.md, "Effective price": what the node itself costs (its root volume and public
 // IPv4 address) is paid once per NodeClaim, so it can make one larger node cheaper than two small
 // ones that are cheaper by their offering prices alone.
 TEST_F(SolverTest, TheNodePriceIsPaidPerNodeClaim) {
-  auto solve_with = [this](double node_price) {
-    // c7i.large- and c7i.xlarge-like allocatable (one 1-vCPU 2-GiB pod fills the small one).
-    in_.pools = {Pool("default", {MakeType({.name = "large",
-                                            .cpu = 2,
-                                            .mem_gi = 4,
-                                            .price = 0.089,
-                                            .zones = {"zone-a"},
-                                            .spot_factor = 0,
-                                            .reserved_milli_cpu = 70,
-                                            .reserved_memory_mi = 900,
-                                            .node_price = node_price}),
-                                  MakeType({.name = "xlarge",
-                                            .cpu = 4,
-                                            .mem_gi = 8,
-                                            .price = 0.1785,
-                                            .zones = {"zone-a"},
-                                            .spot_factor = 0,
-                                            .reserved_milli_cpu = 80,
-                                            .reserved_memory_mi = 1500,
-                                            .node_price = node_price})})};
-    return MustSolve();
-  };
   AddPods(2, "1", "2Gi");
-
-  const Plan bare = solve_with(0);
+  in_.pools = {LargeAndXlarge(0)};
+  const Plan bare = MustSolve();
   ASSERT_EQ(bare.node_claims.size(), 2u);
   EXPECT_EQ(bare.node_claims[0].instance_type, "large");
   EXPECT_NEAR(bare.total_price, 0.178, 1e-9);
   EXPECT_NEAR(bare.total_effective_price, 0.178, 1e-9);
 
   const double node = 20 * 0.08 / 730 + 0.005;  // 20 GiB gp3 and a public IPv4 address
-  const Plan priced = solve_with(node);
+  in_.pools = {LargeAndXlarge(node)};
+  const Plan priced = MustSolve();
   ASSERT_EQ(priced.node_claims.size(), 1u);
   const NewNodeClaim& claim = priced.node_claims[0];
   EXPECT_EQ(claim.instance_type, "xlarge");
@@ -116,28 +118,14 @@ TEST_F(SolverTest, TheNodePriceIsPaidPerNodeClaim) {
 // The NodePool's own per-node overhead (dovetail.sh/node-overhead-per-hour) counts the same way,
 // in the effective price only.
 TEST_F(SolverTest, ThePoolNodeOverheadIsPaidPerNodeClaim) {
-  in_.pools = {Pool("default", {MakeType({.name = "large",
-                                          .cpu = 2,
-                                          .mem_gi = 4,
-                                          .price = 0.089,
-                                          .zones = {"zone-a"},
-                                          .spot_factor = 0,
-                                          .reserved_milli_cpu = 70,
-                                          .reserved_memory_mi = 900}),
-                                MakeType({.name = "xlarge",
-                                          .cpu = 4,
-                                          .mem_gi = 8,
-                                          .price = 0.1785,
-                                          .zones = {"zone-a"},
-                                          .spot_factor = 0,
-                                          .reserved_milli_cpu = 80,
-                                          .reserved_memory_mi = 1500})})};
-  in_.pools[0].node_overhead_per_hour = 0.01;
   AddPods(2, "1", "2Gi");
+  in_.pools = {LargeAndXlarge(0)};
+  in_.pools[0].node_overhead_per_hour = 0.01;
   const Plan plan = MustSolve();
   ASSERT_EQ(plan.node_claims.size(), 1u);
   EXPECT_EQ(plan.node_claims[0].instance_type, "xlarge");
   EXPECT_NEAR(plan.node_claims[0].price, 0.1785, 1e-9);
+  EXPECT_NEAR(plan.node_claims[0].node_overhead, 0.01, 1e-9);
   EXPECT_NEAR(plan.node_claims[0].effective_price, 0.1885, 1e-9);
   EXPECT_NEAR(plan.total_effective_price, 0.1885, 1e-9);
 }
