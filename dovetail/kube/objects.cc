@@ -330,6 +330,27 @@ absl::Status RawJson(value v, std::string& out, std::string_view where) {
   return absl::OkStatus();
 }
 
+// spec.volumes: the persistentVolumeClaim claim names and whether any volume is ephemeral.
+absl::Status DecodePodVolumes(value item, PodInfo& out) {
+  return ForElements(item, "spec.volumes", [&](value vol) -> absl::Status {
+    return ForFields(vol, "spec.volumes", [&](std::string_view vkey, value src) -> absl::Status {
+      if (vkey == "ephemeral") {
+        out.has_ephemeral_volumes = true;
+      } else if (vkey == "persistentVolumeClaim") {
+        return ForFields(src, "persistentVolumeClaim",
+                         [&](std::string_view ckey, value c) -> absl::Status {
+                           if (ckey != "claimName") return absl::OkStatus();
+                           std::string name;
+                           RETURN_IF_ERROR(GetString(c, name, "claimName"));
+                           out.pvc_names.push_back(std::move(name));
+                           return absl::OkStatus();
+                         });
+      }
+      return absl::OkStatus();
+    });
+  });
+}
+
 absl::Status DecodePodSpec(value v, const DecodeContext& ctx, PodInfo& out) {
   std::vector<ContainerRequests> containers;
   std::vector<ContainerRequests> init_containers;
@@ -379,24 +400,7 @@ absl::Status DecodePodSpec(value v, const DecodeContext& ctx, PodInfo& out) {
                                                 ? ctx.constraints->TopologySpread(text)
                                                 : DecodeTopologySpread(text));
     } else if (key == "volumes") {
-      return ForElements(item, "spec.volumes", [&](value vol) -> absl::Status {
-        return ForFields(vol, "spec.volumes",
-                         [&](std::string_view vkey, value src) -> absl::Status {
-                           if (vkey == "ephemeral") {
-                             out.has_ephemeral_volumes = true;
-                           } else if (vkey == "persistentVolumeClaim") {
-                             return ForFields(src, "persistentVolumeClaim",
-                                              [&](std::string_view ckey, value c) -> absl::Status {
-                                                if (ckey != "claimName") return absl::OkStatus();
-                                                std::string name;
-                                                RETURN_IF_ERROR(GetString(c, name, "claimName"));
-                                                out.pvc_names.push_back(std::move(name));
-                                                return absl::OkStatus();
-                                              });
-                           }
-                           return absl::OkStatus();
-                         });
-      });
+      return DecodePodVolumes(item, out);
     } else if (key == "containers" || key == "initContainers") {
       auto& list = key == "containers" ? containers : init_containers;
       return ForElements(item, "spec.containers", [&](value c) -> absl::Status {
