@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -58,10 +59,7 @@ absl::Status GetTime(value v, std::optional<absl::Time>& out, std::string_view w
 
 // Iterates an object's fields: fn(key, value) -> Status. A null object is empty.
 template <typename Fn>
-absl::Status ForFields(value v, std::string_view where, Fn&& fn) {
-  if (IsNull(v)) return absl::OkStatus();
-  object obj;
-  SJ_GET(v.get_object(), obj, where);
+absl::Status ForFieldsOfObject(object obj, std::string_view where, Fn&& fn) {
   for (auto field_result : obj) {
     simdjson::ondemand::field field;
     SJ_GET(field_result, field, where);
@@ -73,15 +71,11 @@ absl::Status ForFields(value v, std::string_view where, Fn&& fn) {
 }
 
 template <typename Fn>
-absl::Status ForFieldsOfObject(object obj, std::string_view where, Fn&& fn) {
-  for (auto field_result : obj) {
-    simdjson::ondemand::field field;
-    SJ_GET(field_result, field, where);
-    std::string_view key;
-    SJ_GET(field.unescaped_key(), key, where);
-    RETURN_IF_ERROR(fn(key, field.value()));
-  }
-  return absl::OkStatus();
+absl::Status ForFields(value v, std::string_view where, Fn&& fn) {
+  if (IsNull(v)) return absl::OkStatus();
+  object obj;
+  SJ_GET(v.get_object(), obj, where);
+  return ForFieldsOfObject(obj, where, std::forward<Fn>(fn));
 }
 
 template <typename Fn>

@@ -390,23 +390,36 @@ absl::StatusOr<HttpResponse> RestClient::Do(const HttpRequest& request) {
   return result;
 }
 
+absl::StatusOr<HttpResponse> RestClient::Attempt(const HttpRequest& request,
+                                                 absl::FunctionRef<bool(std::string_view)>* on_data,
+                                                 const std::atomic<bool>* cancel, bool* sent,
+                                                 bool* connect_failed,
+                                                 std::optional<absl::Duration>* retry_after) {
+  *sent = false;
+  if (const absl::Duration wait = bucket_.Reserve(); wait > absl::ZeroDuration()) {
+    throttled_.fetch_add(1);
+    absl::SleepFor(wait);
+  }
+  if (request.precondition != nullptr) RETURN_IF_ERROR(request.precondition());
+  ASSIGN_OR_RETURN(const Credentials creds, credentials_.Get());
+  std::unique_ptr<Handle> handle = Acquire();
+  *sent = true;
+  absl::StatusOr<HttpResponse> result =
+      Perform(*handle, request, creds, on_data, cancel, connect_failed, retry_after);
+  Release(std::move(handle));
+  return result;
+}
+
 absl::StatusOr<HttpResponse> RestClient::DoWithRetries(const HttpRequest& request) {
   Backoff backoff(options_.backoff);
   bool reauthenticated = false;
   for (int attempt = 0;; ++attempt) {
-    if (const absl::Duration wait = bucket_.Reserve(); wait > absl::ZeroDuration()) {
-      throttled_.fetch_add(1);
-      absl::SleepFor(wait);
-    }
-    if (request.precondition != nullptr) RETURN_IF_ERROR(request.precondition());
-    ASSIGN_OR_RETURN(const Credentials creds, credentials_.Get());
-    std::unique_ptr<Handle> handle = Acquire();
+    bool sent = false;
     bool connect_failed = false;
     std::optional<absl::Duration> retry_after;
     absl::StatusOr<HttpResponse> result =
-        Perform(*handle, request, creds, nullptr, nullptr, &connect_failed, &retry_after);
-    Release(std::move(handle));
-    if (result.ok()) return result;
+        Attempt(request, nullptr, nullptr, &sent, &connect_failed, &retry_after);
+    if (result.ok() || !sent) return result;
     const absl::Status& status = result.status();
     const int code = HttpCodeOf(status);
     if (code == 401 && !reauthenticated) {
@@ -434,18 +447,11 @@ absl::StatusOr<HttpResponse> RestClient::DoWithRetries(const HttpRequest& reques
 absl::Status RestClient::Stream(const HttpRequest& request,
                                 absl::FunctionRef<bool(std::string_view)> on_data,
                                 const std::atomic<bool>* cancel) {
-  if (const absl::Duration wait = bucket_.Reserve(); wait > absl::ZeroDuration()) {
-    throttled_.fetch_add(1);
-    absl::SleepFor(wait);
-  }
-  if (request.precondition != nullptr) RETURN_IF_ERROR(request.precondition());
-  ASSIGN_OR_RETURN(const Credentials creds, credentials_.Get());
-  std::unique_ptr<Handle> handle = Acquire();
+  bool sent = false;
   bool connect_failed = false;
   std::optional<absl::Duration> retry_after;
   absl::StatusOr<HttpResponse> result =
-      Perform(*handle, request, creds, &on_data, cancel, &connect_failed, &retry_after);
-  Release(std::move(handle));
+      Attempt(request, &on_data, cancel, &sent, &connect_failed, &retry_after);
   if (!result.ok() && HttpCodeOf(result.status()) == 401) credentials_.Invalidate();
   return result.status();
 }

@@ -115,6 +115,14 @@ class RestClient {
 
   std::unique_ptr<Handle> Acquire();
   void Release(std::unique_ptr<Handle> handle);
+  // One attempt after the rate limiter's wait, the request's precondition and the credentials,
+  // on a pooled handle (Perform). `connect_failed` and `retry_after` as Perform's; an error of the
+  // precondition or the credentials is returned before any request is sent, with `*sent` false.
+  absl::StatusOr<HttpResponse> Attempt(const HttpRequest& request,
+                                       absl::FunctionRef<bool(std::string_view)>* on_data,
+                                       const std::atomic<bool>* cancel, bool* sent,
+                                       bool* connect_failed,
+                                       std::optional<absl::Duration>* retry_after);
   // One attempt. `on_data` null: buffer the body into the response.
   absl::StatusOr<HttpResponse> Perform(Handle& handle, const HttpRequest& request,
                                        const Credentials& creds,

@@ -71,24 +71,17 @@ class SolverTest : public ::testing::Test {
 // c7i.large- and c7i.xlarge-like types in one zone, on-demand only (one 1-vCPU 2-GiB pod fills
 // the small one), each offering with `node_price`.
 PoolTemplate LargeAndXlarge(double node_price) {
-  return Pool("default", {MakeType({.name = "large",
-                                    .cpu = 2,
-                                    .mem_gi = 4,
-                                    .price = 0.089,
-                                    .zones = {"zone-a"},
-                                    .spot_factor = 0,
-                                    .reserved_milli_cpu = 70,
-                                    .reserved_memory_mi = 900,
-                                    .node_price = node_price}),
-                          MakeType({.name = "xlarge",
-                                    .cpu = 4,
-                                    .mem_gi = 8,
-                                    .price = 0.1785,
-                                    .zones = {"zone-a"},
-                                    .spot_factor = 0,
-                                    .reserved_milli_cpu = 80,
-                                    .reserved_memory_mi = 1500,
-                                    .node_price = node_price})});
+  std::vector<InstanceTypePtr> types;
+  for (TypeSpec spec : {TypeSpec{.name = "large", .cpu = 2, .mem_gi = 4, .price = 0.089},
+                        TypeSpec{.name = "xlarge", .cpu = 4, .mem_gi = 8, .price = 0.1785}}) {
+    spec.zones = {"zone-a"};
+    spec.spot_factor = 0;
+    spec.reserved_milli_cpu = spec.cpu == 2 ? 70 : 80;
+    spec.reserved_memory_mi = spec.cpu == 2 ? 900 : 1500;
+    spec.node_price = node_price;
+    types.push_back(MakeType(spec));
+  }
+  return Pool("default", std::move(types));
 }
 
 // docs/scheduling.md, "Effective price": what the node itself costs (its root volume and public

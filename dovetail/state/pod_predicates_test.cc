@@ -188,25 +188,25 @@ TEST(PodPredicatesTest, DrainableWaitingEvictionAndEvictable) {
   EXPECT_FALSE(IsWaitingEviction(*stuck, now));
   EXPECT_FALSE(IsEvictable(*stuck));
 
-  json = base;
-  json["spec"]["tolerations"] = {Toleration("karpenter.sh/disrupted", "Exists")};
-  auto tolerant = objects.Pod(json);
-  EXPECT_FALSE(IsDrainable(*tolerant, now));
-  EXPECT_FALSE(IsWaitingEviction(*tolerant, now));
-  EXPECT_FALSE(IsEvictable(*tolerant));
-
-  json = base;
-  json["metadata"]["ownerReferences"] = {Owner("v1", "Node")};
-  auto owned_by_node = objects.Pod(json);
-  EXPECT_FALSE(IsDrainable(*owned_by_node, now));
-  EXPECT_FALSE(IsWaitingEviction(*owned_by_node, now));
-  EXPECT_FALSE(IsEvictable(*owned_by_node));
-
-  json = base;
-  json["metadata"]["ownerReferences"] = {Owner("apps/v1", "DaemonSet")};
-  auto daemon = objects.Pod(json);
-  EXPECT_TRUE(IsWaitingEviction(*daemon, now));
-  EXPECT_TRUE(IsEvictable(*daemon));
+  // Left on the node (tolerates the disrupted taint, static) or evicted with the others.
+  struct Case {
+    const char* what;
+    nlohmann::json json;
+    bool drained;
+  };
+  nlohmann::json tolerant = base;
+  tolerant["spec"]["tolerations"] = {Toleration("karpenter.sh/disrupted", "Exists")};
+  nlohmann::json owned_by_node = base;
+  owned_by_node["metadata"]["ownerReferences"] = {Owner("v1", "Node")};
+  nlohmann::json daemon = base;
+  daemon["metadata"]["ownerReferences"] = {Owner("apps/v1", "DaemonSet")};
+  for (const Case& c : {Case{"tolerant", tolerant, false}, Case{"node's", owned_by_node, false},
+                        Case{"daemon", daemon, true}}) {
+    auto pod = objects.Pod(c.json);
+    EXPECT_EQ(IsDrainable(*pod, now), c.drained) << c.what;
+    EXPECT_EQ(IsWaitingEviction(*pod, now), c.drained) << c.what;
+    EXPECT_EQ(IsEvictable(*pod), c.drained) << c.what;
+  }
 }
 
 }  // namespace

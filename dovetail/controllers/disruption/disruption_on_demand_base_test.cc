@@ -57,11 +57,9 @@ TEST(DisruptionOnDemandBaseTest, SingleNodeReplacementOfTheBaseStaysOnDemand) {
   s.AddNode("big", {.type = "large"});
   s.AddPod("big", "a", "1");
   auto result = s.Run(Method::kSingleNodeConsolidation);
-  ASSERT_TRUE(result.ok()) << result.status();
-  ASSERT_THAT(result->commands, SizeIs(1));
-  const Command& command = result->commands[0];
-  ASSERT_THAT(command.replacements, SizeIs(1));
-  const solver::NewNodeClaim& r = command.replacements[0];
+  const Command* command = testing::OnlyCommand(result, 1, 1);
+  ASSERT_NE(command, nullptr);
+  const solver::NewNodeClaim& r = command->replacements[0];
   EXPECT_EQ(r.capacity_type, "on-demand");
   EXPECT_TRUE(launch::OnDemandOnly(r.requirements));
   EXPECT_EQ(r.instance_type, "small");  // $0.10 on-demand
@@ -69,14 +67,14 @@ TEST(DisruptionOnDemandBaseTest, SingleNodeReplacementOfTheBaseStaysOnDemand) {
   // Every option is cheaper on-demand than the $0.40 candidate: small and medium.
   ASSERT_THAT(r.instance_types, SizeIs(2));
   EXPECT_EQ(r.instance_types[1]->name(), "medium");
-  EXPECT_NEAR(command.savings_per_hour, 0.30, 1e-9);
+  EXPECT_NEAR(command->savings_per_hour, 0.30, 1e-9);
   const Explanation* e = Find(result->explanations, "big");
   ASSERT_NE(e, nullptr);
   EXPECT_TRUE(e->disrupted);
   EXPECT_THAT(e->message, HasSubstr("replacement kept on-demand: on-demand base of pool "
                                     "\"default\": 1"));
   // Validation after the delay accepts the on-demand replacement.
-  EXPECT_TRUE(s.Validate(command).ok()) << s.Validate(command);
+  EXPECT_TRUE(s.Validate(*command).ok()) << s.Validate(*command);
 }
 
 TEST(DisruptionOnDemandBaseTest, DeletesThatWouldTakeThePoolBelowItsBaseAreRefused) {
@@ -166,17 +164,11 @@ TEST(DisruptionOnDemandBaseTest, MultiNodeReplacementKeepsTheBase) {
   for (const bool with_base : {false, true}) {
     SCOPED_TRACE(with_base);
     Scene s(with_base ? std::optional<std::string>("1") : std::nullopt);
-    for (int i = 0; i < 3; ++i) {
-      const std::string name = absl::StrCat("node-", i);
-      s.AddNode(name, {.type = "large"});
-      s.AddPod(name, absl::StrCat("p-", i), "1");
-    }
+    s.AddLoadedNodes(3, "1", {.type = "large"});
     auto result = s.Run(Method::kMultiNodeConsolidation);
-    ASSERT_TRUE(result.ok()) << result.status();
-    ASSERT_THAT(result->commands, SizeIs(1));
-    const Command& command = result->commands[0];
-    EXPECT_THAT(command.candidates, SizeIs(3));
-    ASSERT_THAT(command.replacements, SizeIs(1));
+    const Command* only = testing::OnlyCommand(result, 3, 1);
+    ASSERT_NE(only, nullptr);
+    const Command& command = *only;
     const solver::NewNodeClaim& r = command.replacements[0];
     EXPECT_EQ(r.capacity_type, with_base ? "on-demand" : "spot");
     EXPECT_EQ(launch::OnDemandOnly(r.requirements), with_base);

@@ -27,6 +27,7 @@ using testing::Find;
 using ::testing::HasSubstr;
 using testing::kNow;
 using testing::Names;
+using testing::OnlyCommand;
 using testing::Scene;
 using ::testing::SizeIs;
 
@@ -169,10 +170,9 @@ TEST(DisruptionTest, SingleNodeReplacesWithAStrictlyCheaperNodePinnedToSpot) {
   s.AddNode("big", {.type = "large"});
   s.AddPod("big", "a", "1");
   auto result = s.Run(Method::kSingleNodeConsolidation);
-  ASSERT_TRUE(result.ok()) << result.status();
-  ASSERT_THAT(result->commands, SizeIs(1));
-  const Command& command = result->commands[0];
-  ASSERT_THAT(command.replacements, SizeIs(1));
+  const Command* only = OnlyCommand(result, 1, 1);
+  ASSERT_NE(only, nullptr);
+  const Command& command = *only;
   const solver::NewNodeClaim& r = command.replacements[0];
   EXPECT_EQ(r.capacity_type, "spot");  // the replacement allowed both: pinned to spot
   EXPECT_LT(r.price, 0.40);
@@ -237,18 +237,12 @@ TEST(DisruptionTest, UnschedulablePodsMakeConsolidationANoOp) {
 TEST(DisruptionTest, MultiNodeReplacesThreeNodesWithOne) {
   Scene s;
   s.Pool();
-  for (int i = 0; i < 3; ++i) {
-    const std::string name = absl::StrCat("node-", i);
-    s.AddNode(name);
-    s.AddPod(name, absl::StrCat("p-", i), "1");
-  }
+  s.AddLoadedNodes(3, "1");
   s.view.node_pools["default"].spec.disruption->budgets = std::vector<v1::Budget>{};
   auto result = s.Run(Method::kMultiNodeConsolidation);
-  ASSERT_TRUE(result.ok()) << result.status();
-  ASSERT_THAT(result->commands, SizeIs(1));
-  const Command& command = result->commands[0];
-  EXPECT_THAT(command.candidates, SizeIs(3));
-  ASSERT_THAT(command.replacements, SizeIs(1));
+  const Command* only = OnlyCommand(result, 3, 1);
+  ASSERT_NE(only, nullptr);
+  const Command& command = *only;
   EXPECT_LT(command.replacements[0].price, 0.20);  // cheaper than the cheapest medium kept
   EXPECT_EQ(command.pods_moved, 3);
   EXPECT_GT(command.savings_per_hour, 0.40);
@@ -269,11 +263,7 @@ TEST(DisruptionTest, MultiNodeCountsWhatEachNodeCostsBeyondItsInstance) {
   s.types = {MakeType({.name = "small", .cpu = 2, .mem_gi = 4, .price = 0.10, .spot_factor = 0}),
              MakeType({.name = "big", .cpu = 4, .mem_gi = 8, .price = 0.21, .spot_factor = 0})};
   s.Pool();
-  for (int i = 0; i < 2; ++i) {
-    const std::string name = absl::StrCat("node-", i);
-    s.AddNode(name, {.type = "small"});
-    s.AddPod(name, absl::StrCat("p-", i), "1500m");
-  }
+  s.AddLoadedNodes(2, "1500m", {.type = "small"});
   s.view.node_pools["default"].spec.disruption->budgets = std::vector<v1::Budget>{};
   auto bare = s.Run(Method::kMultiNodeConsolidation);
   ASSERT_TRUE(bare.ok()) << bare.status();
@@ -281,15 +271,12 @@ TEST(DisruptionTest, MultiNodeCountsWhatEachNodeCostsBeyondItsInstance) {
 
   s.view.node_pools["default"].metadata.annotations["dovetail.sh/node-overhead-per-hour"] = "0.02";
   auto priced = s.Run(Method::kMultiNodeConsolidation);
-  ASSERT_TRUE(priced.ok()) << priced.status();
-  ASSERT_THAT(priced->commands, SizeIs(1));
-  const Command& command = priced->commands[0];
-  EXPECT_THAT(command.candidates, SizeIs(2));
-  ASSERT_THAT(command.replacements, SizeIs(1));
-  EXPECT_EQ(command.replacements[0].instance_type, "big");
-  EXPECT_NEAR(command.replacements[0].price, 0.21, 1e-9);
-  EXPECT_NEAR(command.replacements[0].effective_price, 0.23, 1e-9);
-  EXPECT_NEAR(command.savings_per_hour, 0.01, 1e-9);
+  const Command* command = OnlyCommand(priced, 2, 1);
+  ASSERT_NE(command, nullptr);
+  EXPECT_EQ(command->replacements[0].instance_type, "big");
+  EXPECT_NEAR(command->replacements[0].price, 0.21, 1e-9);
+  EXPECT_NEAR(command->replacements[0].effective_price, 0.23, 1e-9);
+  EXPECT_NEAR(command->savings_per_hour, 0.01, 1e-9);
 }
 
 TEST(DisruptionTest, SpotToSpotNeedsTheGateAndFifteenCheaperTypes) {

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/common/clock.h"
@@ -51,6 +52,30 @@ struct NodeOptions {
   bool termination_grace_period = false;
   std::string expire_after;
 };
+
+// The one command a pass made, when it has `candidates` candidates and `replacements`
+// replacements; else null, with the failure reported. Points into `result`: keep it.
+inline const Command* OnlyCommand(const absl::StatusOr<MethodResult>& result, size_t candidates,
+                                  size_t replacements) {
+  if (!result.ok()) {
+    ADD_FAILURE() << result.status();
+    return nullptr;
+  }
+  if (result->commands.size() != 1) {
+    ADD_FAILURE() << result->commands.size() << " commands, not 1";
+    return nullptr;
+  }
+  const Command& command = result->commands[0];
+  if (command.candidates.size() != candidates || command.replacements.size() != replacements) {
+    ADD_FAILURE() << command.candidates.size() << " candidates and " << command.replacements.size()
+                  << " replacements, not " << candidates << " and " << replacements;
+    return nullptr;
+  }
+  return &command;
+}
+
+const Command* OnlyCommand(absl::StatusOr<MethodResult>&& result, size_t candidates,
+                           size_t replacements) = delete;  // it would point into a temporary
 
 class Scene {
  public:
@@ -119,6 +144,15 @@ class Scene {
     std::sort(
         view.snapshot.nodes.begin(), view.snapshot.nodes.end(),
         [](const state::StateNode& a, const state::StateNode& b) { return a.Key() < b.Key(); });
+  }
+
+  // Nodes node-0 .. node-<n-1>, each with one pod p-<i> requesting `cpu`.
+  void AddLoadedNodes(int n, const std::string& cpu, const NodeOptions& o = {}) {
+    for (int i = 0; i < n; ++i) {
+      const std::string name = absl::StrCat("node-", i);
+      AddNode(name, o);
+      AddPod(name, absl::StrCat("p-", i), cpu);
+    }
   }
 
   // A pod bound to `node` (a ReplicaSet's); `edit` changes its JSON.
