@@ -1,10 +1,12 @@
-// What the benchmarks that generate clusters share (bench/consolidation, bench/disruption,
-// bench/scenario): Rng, the seeded random source their workloads are drawn from (SplitMix64,
-// independent of the standard library's distributions, so that a seed means the same workload on
-// every platform and build), and kNow, the fixed instant generated objects are stamped with, with
-// Rfc3339 to write it. Benchmark-only; value types; thread-compatible.
+// What the benchmarks that generate clusters or workloads share (bench/consolidation,
+// bench/disruption, bench/scenario, bench/scheduling): Rng, the seeded random source their
+// workloads are drawn from (SplitMix64, independent of the standard library's distributions, so
+// that a seed means the same workload on every platform and build), and kNow, the fixed instant
+// generated objects are stamped with, with Rfc3339 to write it. Benchmark-only; value types;
+// thread-compatible.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -26,6 +28,11 @@ class Rng {
   int Int(int lo, int hi) { return lo + static_cast<int>(Next() % (hi - lo + 1)); }
   // Uniform in [0, 1).
   double Unit() { return static_cast<double>(Next() >> 11) / 9007199254740992.0; }
+  // One of `choices`, uniformly.
+  template <typename T, size_t N>
+  T Pick(const T (&choices)[N]) {
+    return choices[Next() % N];
+  }
 
  private:
   uint64_t state_;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "bench/generated_cluster.h"
 #include "dovetail/apis/v1/labels.h"
 #include "dovetail/cloudprovider/aws_catalog.h"
 #include "dovetail/cloudprovider/aws_static_data.h"
@@ -23,25 +24,6 @@ using cloudprovider::Offerings;
 using scheduling::Requirement;
 using scheduling::Requirements;
 namespace v1 = apis::v1;
-
-// SplitMix64: tiny, deterministic everywhere.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  template <typename T, size_t N>
-  T Pick(const T (&choices)[N]) {
-    return choices[Next() % N];
-  }
-
- private:
-  uint64_t state_;
-};
 
 std::unique_ptr<Pod> BasePod(const std::string& prefix, int index, Rng& rng) {
   auto p = std::make_unique<Pod>();
